@@ -1,0 +1,52 @@
+/**
+ * Reading response bodies with a size bound, so a misbehaving proxy cannot exhaust memory.
+ *
+ * @module
+ */
+
+/** A body read that stopped at the byte limit. */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`response body exceeds ${limit} bytes`);
+  }
+}
+
+/**
+ * Reads the whole body as UTF-8 text, refusing more than `limit` bytes (`truncate: true` keeps the
+ * first `limit` bytes instead, for error bodies where only the start matters).
+ */
+export async function readBodyText(response: Response, limit: number, truncate = false): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (!truncate && Number.isFinite(declared) && declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new BodyTooLargeError(limit);
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > limit) {
+      await reader.cancel().catch(() => undefined);
+      if (!truncate) throw new BodyTooLargeError(limit);
+      text += decoder.decode(value.subarray(0, value.byteLength - (received - limit)));
+      break;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+/** Parses JSON text; `undefined` for an empty body, the text itself (with `isJson: false`) when it is not JSON. */
+export function parseBodyText(text: string): { body: unknown; isJson: boolean } {
+  if (text.trim() === '') return { body: undefined, isJson: false };
+  try {
+    return { body: JSON.parse(text), isJson: true };
+  } catch {
+    return { body: text, isJson: false };
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * Client options, shared by both clients, and their validation. Everything is checked once, at
+ * construction, so a misconfigured client fails before it can send anything.
+ *
+ * @module
+ */
+import { isBrowserPage, readEnv } from './env.js';
+import { ConfigurationError, type ValidationIssue } from './errors.js';
+import { headerIssues } from './headers.js';
+import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
+
+/** The API key, or a function returning it (sync or async), called before every attempt so keys can rotate. */
+export type ApiKeySource = string | (() => string | Promise<string>);
+
+/** A `fetch` implementation: the global one, undici's, or a test double. */
+export type FetchFunction = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Options shared by {@link TapClient} and {@link CollectionsClient}. All are optional where an environment supplies them. */
+export interface ClientOptions {
+  /**
+   * The API key, or a function returning it (sync or async), called before every attempt so keys can
+   * rotate. Never logged, never put in an error.
+   * @defaultValue the `TAP_API_KEY` / `COLLECTIONS_API_KEY` environment variable; none → {@link ConfigurationError}
+   */
+  apiKey?: ApiKeySource;
+  /**
+   * The service root, e.g. the sandbox's. `https:` is required, except for loopback hosts
+   * (`localhost`, `127.0.0.0/8`, `[::1]`) used in tests.
+   * @defaultValue the `TAP_BASE_URL` / `COLLECTIONS_BASE_URL` environment variable; none → {@link ConfigurationError}
+   */
+  baseUrl?: string;
+  /**
+   * The limit for one attempt, in milliseconds, from sending to the last byte of the body.
+   * @defaultValue 30000
+   */
+  timeoutMs?: number;
+  /**
+   * Retries after the first attempt for transient failures (connection errors, timeouts, 408, 429,
+   * 500, 502, 503, 504). Creates reconcile before resending (see the reliability guide).
+   * @defaultValue 2
+   */
+  maxRetries?: number;
+  /**
+   * The longest `Retry-After` the SDK will wait out, in milliseconds. A longer one fails at once with
+   * {@link RateLimitError} (`retryAfterMs` says how long the service asked for).
+   * @defaultValue 60000
+   */
+  maxRetryAfterMs?: number;
+  /**
+   * The most requests this client has in flight at once; further calls queue. Protects the service
+   * (and your rate limit) from a fleet of pollers.
+   * @defaultValue `Infinity` (no limit)
+   */
+  maxConcurrentRequests?: number;
+  /**
+   * The largest response body the SDK reads, in bytes; a larger one is refused (a broken proxy
+   * cannot exhaust memory).
+   * @defaultValue 33554432 (32 MiB)
+   */
+  maxResponseBytes?: number;
+  /**
+   * A `fetch` implementation to use instead of the global one.
+   * @defaultValue `globalThis.fetch`
+   */
+  fetch?: FetchFunction;
+  /**
+   * Where log lines go. Lines are redacted: no key, phone numbers masked, names left out.
+   * @defaultValue `console`
+   */
+  logger?: Logger;
+  /**
+   * How much to log.
+   * @defaultValue `'warn'`
+   */
+  logLevel?: LogLevel;
+  /**
+   * Extra headers sent on every request. The authentication header cannot be overridden.
+   * @defaultValue none
+   */
+  headers?: Record<string, string>;
+  /**
+   * Allow construction in a browser page. The API key would be visible to anyone using the page:
+   * only for trusted internal tools.
+   * @defaultValue `false` (constructing in a browser throws {@link ConfigurationError})
+   */
+  dangerouslyAllowBrowser?: boolean;
+}
+
+/** Options of one call; they override the client's for that call. */
+export interface RequestOptions {
+  /** Cancels the call: it rejects promptly with the signal's reason, also between retries. */
+  signal?: AbortSignal;
+  /** The limit for one attempt, in milliseconds. @defaultValue the client's `timeoutMs` */
+  timeoutMs?: number;
+  /** Retries after the first attempt. @defaultValue the client's `maxRetries` */
+  maxRetries?: number;
+  /** Extra headers for this call, on top of the client's. */
+  headers?: Record<string, string>;
+}
+
+/** The environment variable names and labels of one service. */
+export interface ServiceEnvironment {
+  readonly apiKeyVariable: string;
+  readonly baseUrlVariable: string;
+  readonly clientName: string;
+}
+
+/** Options after validation, with every default applied. */
+export interface ResolvedConfig {
+  readonly apiKey: ApiKeySource;
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  readonly maxRetryAfterMs: number;
+  readonly maxConcurrentRequests: number;
+  readonly maxResponseBytes: number;
+  readonly fetch: FetchFunction;
+  readonly logger: Logger;
+  readonly logLevel: LogLevel;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Defaults of the shared options. */
+export const DEFAULTS = {
+  timeoutMs: 30_000,
+  maxRetries: 2,
+  maxRetryAfterMs: 60_000,
+  maxConcurrentRequests: Number.POSITIVE_INFINITY,
+  maxResponseBytes: 32 * 1024 * 1024,
+  logLevel: 'warn',
+} as const;
+
+/** The longest timer `setTimeout` honours; longer values fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname) || hostname.endsWith('.localhost');
+}
+
+/** Checks a base URL; returns it without a trailing slash, or the reason it is refused. */
+export function normalizeBaseUrl(value: string): { url: string } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { problem: 'is not an absolute URL' };
+  }
+  if (url.username || url.password) return { problem: 'must not contain credentials' };
+  if (url.search || url.hash) return { problem: 'must not contain a query or fragment' };
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    return { problem: 'must use https: (http: is allowed only for loopback hosts)' };
+  }
+  return { url: url.href.replace(/\/+$/, '') };
+}
+
+/** True for a whole number of milliseconds in `[min, MAX_TIMER_MS]`. */
+export function isTimerMs(value: unknown, min = 1): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= MAX_TIMER_MS;
+}
+
+/** True for a retry count from 0 to 10. */
+export function isRetryCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 10;
+}
+
+function isLogger(value: unknown): value is Logger {
+  if (value === null || typeof value !== 'object') return false;
+  const candidate = value as Record<string, unknown>;
+  return (['debug', 'info', 'warn', 'error'] as const).every((method) => typeof candidate[method] === 'function');
+}
+
+/**
+ * Validates client options and applies defaults and environment variables.
+ * @throws {@link ConfigurationError} naming every bad option (never echoing the key).
+ */
+export function resolveConfig(options: ClientOptions | undefined, service: ServiceEnvironment): ResolvedConfig {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new ConfigurationError(`${service.clientName} options must be an object`);
+  }
+  const given = options ?? {};
+  const issues: ValidationIssue[] = [];
+  const fail = (path: string, message: string) => issues.push({ path, message });
+
+  if (isBrowserPage() && given.dangerouslyAllowBrowser !== true) {
+    throw new ConfigurationError(
+      `${service.clientName} refuses to run in a browser page, where the API key would be visible to anyone. ` +
+        'Call the API from your server, or pass dangerouslyAllowBrowser: true for a trusted internal tool.',
+    );
+  }
+
+  const apiKey = given.apiKey ?? readEnv(service.apiKeyVariable);
+  if (apiKey === undefined) fail('apiKey', `is missing: pass apiKey or set ${service.apiKeyVariable}`);
+  else if (typeof apiKey === 'string') {
+    if (apiKey.trim() === '') fail('apiKey', 'must not be empty');
+    else if (/[\r\n\0]/.test(apiKey)) fail('apiKey', 'must not contain CR, LF or NUL characters');
+  } else if (typeof apiKey !== 'function') fail('apiKey', 'must be a string or a function returning one');
+
+  const rawBaseUrl = given.baseUrl ?? readEnv(service.baseUrlVariable);
+  let baseUrl = '';
+  if (rawBaseUrl === undefined) fail('baseUrl', `is missing: pass baseUrl or set ${service.baseUrlVariable}`);
+  else if (typeof rawBaseUrl !== 'string') fail('baseUrl', 'must be a string');
+  else {
+    const checked = normalizeBaseUrl(rawBaseUrl);
+    if ('problem' in checked) fail('baseUrl', checked.problem);
+    else baseUrl = checked.url;
+  }
+
+  const timeoutMs = given.timeoutMs ?? DEFAULTS.timeoutMs;
+  if (!isTimerMs(timeoutMs)) fail('timeoutMs', `must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`);
+  const maxRetries = given.maxRetries ?? DEFAULTS.maxRetries;
+  if (!isRetryCount(maxRetries)) fail('maxRetries', 'must be a whole number from 0 to 10');
+  const maxRetryAfterMs = given.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
+  if (!isTimerMs(maxRetryAfterMs, 0)) fail('maxRetryAfterMs', `must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`);
+  const maxConcurrentRequests = given.maxConcurrentRequests ?? DEFAULTS.maxConcurrentRequests;
+  if (!(maxConcurrentRequests === Number.POSITIVE_INFINITY || (Number.isInteger(maxConcurrentRequests) && maxConcurrentRequests >= 1))) {
+    fail('maxConcurrentRequests', 'must be a whole number of at least 1, or Infinity');
+  }
+  const maxResponseBytes = given.maxResponseBytes ?? DEFAULTS.maxResponseBytes;
+  if (!(Number.isInteger(maxResponseBytes) && maxResponseBytes >= 1024))
+    fail('maxResponseBytes', 'must be a whole number of at least 1024');
+
+  const fetchFunction = given.fetch ?? (globalThis.fetch as FetchFunction | undefined);
+  if (typeof fetchFunction !== 'function') fail('fetch', 'must be a function (no global fetch exists here)');
+  const logger = given.logger ?? console;
+  if (!isLogger(logger)) fail('logger', 'must have debug, info, warn and error methods');
+  const logLevel = given.logLevel ?? DEFAULTS.logLevel;
+  if (!LOG_LEVELS.includes(logLevel)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
+  issues.push(...headerIssues(given.headers, 'headers'));
+
+  if (issues.length > 0) {
+    throw new ConfigurationError(
+      `Invalid ${service.clientName} options: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`,
+    );
+  }
+  return {
+    apiKey: apiKey as ApiKeySource,
+    baseUrl,
+    timeoutMs,
+    maxRetries,
+    maxRetryAfterMs,
+    maxConcurrentRequests,
+    maxResponseBytes,
+    fetch: fetchFunction as FetchFunction,
+    logger,
+    logLevel,
+    headers: { ...given.headers },
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * The SDK's error hierarchy. Every error the SDK throws (a caller's own abort aside) is a
+ * {@link TapCollectionsError}, so one `instanceof` check catches them all, and each subclass narrows
+ * to one failure a caller handles differently.
+ *
+ * Errors carry plain data only: never a `Request`, `Response` or `Headers`, which hold the API key.
+ *
+ * @module
+ */
+
+/** Which service answered: the Tap Resolution Partner API or the Collections Gateway API. */
+export type ServiceName = 'tap' | 'collections';
+
+/** One reason a value was rejected: `path` names the field (dotted, e.g. `transaction.amount`). */
+export interface ValidationIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** One item of the Collections API's 422 `errors[]`: which field failed which rule. */
+export interface FieldError {
+  /** The field, as the service names it, e.g. `params.referenceId`. */
+  readonly field: string;
+  /** The rule that failed, e.g. `uuid`. */
+  readonly rule: string;
+  readonly message: string;
+}
+
+/**
+ * The base of every error the SDK throws. Catch it to handle any SDK failure; check a subclass to
+ * handle one kind.
+ */
+export class TapCollectionsError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+
+  /** A plain, key-free view for loggers and `JSON.stringify`. */
+  toJSON(): Record<string, unknown> {
+    const { stack: _stack, ...own } = Object.fromEntries(Object.entries(this));
+    return { name: this.name, message: this.message, ...own };
+  }
+}
+
+/** Bad or missing constructor options, or an `apiKey` function that threw or returned nothing. */
+export class ConfigurationError extends TapCollectionsError {}
+
+/** Input rejected before anything was sent. `issues` names every bad field. */
+export class RequestValidationError extends TapCollectionsError {
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(issues: readonly ValidationIssue[], what = 'input') {
+    super(`Invalid ${what}: ${issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/** A 2xx response whose body is not JSON or does not match the documented shape. */
+export class ResponseValidationError extends TapCollectionsError {
+  readonly issues: readonly ValidationIssue[];
+  /** The parsed body (or the text, when it was not JSON). */
+  readonly body: unknown;
+  readonly service: ServiceName;
+  readonly status: number;
+  readonly requestId: string | undefined;
+
+  constructor(init: {
+    issues: readonly ValidationIssue[];
+    body: unknown;
+    service: ServiceName;
+    status: number;
+    requestId: string | undefined;
+  }) {
+    super(
+      `Unexpected ${init.service} response (HTTP ${init.status}): ${init.issues
+        .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
+        .join('; ')}`,
+    );
+    this.issues = init.issues;
+    this.body = init.body;
+    this.service = init.service;
+    this.status = init.status;
+    this.requestId = init.requestId;
+  }
+}
+
+/** What the error mapper learned from an error response; the fields of every {@link ApiError}. */
+export interface ApiErrorInit {
+  readonly status: number;
+  /** The machine-readable identifier: Tap's `error` string or Collections' `code` string. */
+  readonly code: string | undefined;
+  readonly message: string;
+  readonly requestId: string | undefined;
+  /** The parsed body (or the text, when it was not JSON; `undefined` when empty). */
+  readonly body: unknown;
+  readonly service: ServiceName;
+  /** Collections 422: the `errors[]` of the problem body. */
+  readonly errors?: readonly FieldError[];
+  /** 429 (or any status with `Retry-After`): the wait the service asked for, in milliseconds. */
+  readonly retryAfterMs?: number | undefined;
+}
+
+/** An HTTP error status from either service. Subclasses narrow by status. */
+export class ApiError extends TapCollectionsError {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The machine-readable identifier: Tap's `error` (e.g. `resource/already-exists-error`) or Collections' `code`. */
+  readonly code: string | undefined;
+  /** The body's request id (Collections) or the `x-request-id` response header. Quote it to support. */
+  readonly requestId: string | undefined;
+  /** The parsed body (the text when it was not JSON, `undefined` when empty). */
+  readonly body: unknown;
+  readonly service: ServiceName;
+  /** The wait a `Retry-After` header asked for, in milliseconds (429 and 503 send it), else `undefined`. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message);
+    this.status = init.status;
+    this.code = init.code;
+    this.requestId = init.requestId;
+    this.body = init.body;
+    this.service = init.service;
+    this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/** HTTP 400: the service rejected the request's parameters (Tap: also a missing or inactive tag). */
+export class BadRequestError extends ApiError {}
+/** HTTP 401: the API key is missing, invalid, revoked or expired. */
+export class AuthenticationError extends ApiError {}
+/** HTTP 403: the key is valid but not allowed to do this. */
+export class PermissionDeniedError extends ApiError {}
+/** HTTP 404: no such resource (Tap: missing/inactive tag, or no number for the provider; Collections: no such collection). */
+export class NotFoundError extends ApiError {}
+/** HTTP 409: a `referenceId`, `merchantId` or `terminalId` was used before. */
+export class ConflictError extends ApiError {}
+
+/** HTTP 422: the Collections API's validation problem; `errors` names each field and rule. */
+export class UnprocessableEntityError extends ApiError {
+  readonly errors: readonly FieldError[];
+
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.errors = init.errors ?? [];
+  }
+}
+
+/** HTTP 429: too many requests. `retryAfterMs` is the wait the service asked for, when it said. */
+export class RateLimitError extends ApiError {}
+
+/** HTTP 5xx: the service failed. For a create, the SDK reconciles before giving up (see {@link UnknownOutcomeError}). */
+export class InternalServerError extends ApiError {}
+
+/** No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error. */
+export class ConnectionError extends TapCollectionsError {
+  /** False only when the request provably never left (connection refused, DNS failure). */
+  readonly requestMayHaveBeenSent: boolean;
+
+  constructor(message: string, init: { cause: unknown; requestMayHaveBeenSent: boolean }) {
+    super(message, { cause: init.cause });
+    this.requestMayHaveBeenSent = init.requestMayHaveBeenSent;
+  }
+}
+
+/** An attempt ran past its `timeoutMs` (headers and body together). */
+export class TimeoutError extends TapCollectionsError {
+  /** The limit that was exceeded, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    super(`Request timed out after ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The service answered with a redirect the SDK will not follow (another origin, or a method change). */
+export class RedirectError extends TapCollectionsError {
+  readonly status: number;
+  /** The origin the redirect pointed at (never the full URL, which may carry tokens). */
+  readonly location: string | undefined;
+
+  constructor(status: number, location: string | undefined, reason: string) {
+    super(`Refused a redirect (HTTP ${status}${location ? ` to ${location}` : ''}): ${reason}`);
+    this.status = status;
+    this.location = location;
+  }
+}
+
+/**
+ * A create (`submitCustomerQuery`, `initiate`) whose outcome the SDK could not establish, even by
+ * reconciling with the service. The operation may or may not have happened. Do **not** resend with a
+ * new reference: keep `referenceId` and reconcile later (`checkStatus`, `listCustomerQueries`).
+ */
+export class UnknownOutcomeError extends TapCollectionsError {
+  readonly referenceId: string;
+
+  constructor(referenceId: string, cause: unknown) {
+    super(
+      `The outcome of the request with referenceId ${referenceId} is unknown: do not resend with a new reference; reconcile later by this referenceId`,
+      { cause },
+    );
+    this.referenceId = referenceId;
+  }
+}
+
+/**
+ * `pollUntilSettled` reached its `maxWaitMs` before the collection settled. The payment may still
+ * settle: keep `referenceId` and check again later.
+ */
+export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
+  readonly referenceId: string;
+  /** The last status seen, or `undefined` when none was. */
+  readonly lastStatus: Status | undefined;
+
+  constructor(referenceId: string, lastStatus: Status | undefined, maxWaitMs: number) {
+    super(`Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later`);
+    this.referenceId = referenceId;
+    this.lastStatus = lastStatus;
+  }
+}
+
+const errorClassByStatus: Record<number, typeof ApiError> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: UnprocessableEntityError,
+  429: RateLimitError,
+};
+
+/** The {@link ApiError} subclass for an HTTP status. */
+export function apiErrorFor(init: ApiErrorInit): ApiError {
+  const ErrorClass = errorClassByStatus[init.status] ?? (init.status >= 500 ? InternalServerError : ApiError);
+  return new ErrorClass(init);
+}

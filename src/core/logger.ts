@@ -1,0 +1,52 @@
+/**
+ * Leveled logging. Every line passes through {@link redactForLog}; the API key is never handed to the
+ * logger in the first place (headers are not logged).
+ *
+ * @module
+ */
+import { redactForLog } from './redact.js';
+
+/** Where log lines go: `console` fits, as does pino, winston or any object with these four methods. */
+export interface Logger {
+  debug(message: string, ...details: unknown[]): void;
+  info(message: string, ...details: unknown[]): void;
+  warn(message: string, ...details: unknown[]): void;
+  error(message: string, ...details: unknown[]): void;
+}
+
+/** How much to log: `'off'` nothing, `'error'` only failures, up to `'debug'` every attempt. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
+
+/** The log levels, quietest first. */
+export const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
+
+/** The SDK's internal logger: drops lines below the level, redacts what it writes. */
+export class LevelLogger {
+  readonly #sink: Logger;
+  readonly #rank: number;
+
+  constructor(sink: Logger, level: LogLevel) {
+    this.#sink = sink;
+    this.#rank = LOG_LEVELS.indexOf(level);
+  }
+
+  #write(level: Exclude<LogLevel, 'off'>, message: string, details?: Record<string, unknown>): void {
+    if (LOG_LEVELS.indexOf(level) > this.#rank) return;
+    const line = `[tap-collections-sdk] ${message}`;
+    if (details === undefined) this.#sink[level](line);
+    else this.#sink[level](line, redactForLog(details));
+  }
+
+  debug(message: string, details?: Record<string, unknown>): void {
+    this.#write('debug', message, details);
+  }
+  info(message: string, details?: Record<string, unknown>): void {
+    this.#write('info', message, details);
+  }
+  warn(message: string, details?: Record<string, unknown>): void {
+    this.#write('warn', message, details);
+  }
+  error(message: string, details?: Record<string, unknown>): void {
+    this.#write('error', message, details);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The one retry policy of both clients: what is retried, how long to wait, and which failures leave a
+ * create's outcome unknown.
+ *
+ * @module
+ */
+import { ApiError, ConnectionError, TimeoutError } from './errors.js';
+
+/** Statuses retried with backoff: the request was not processed, or the service asked us to come back. */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
+
+/** The first backoff pause, in milliseconds; it doubles per retry. */
+export const BACKOFF_BASE_MS = 500;
+/** The largest backoff pause, in milliseconds. */
+export const BACKOFF_MAX_MS = 8_000;
+
+/** True for a failure worth another attempt: no response, a timeout, or a retryable status. */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof ConnectionError || error instanceof TimeoutError) return true;
+  return error instanceof ApiError && RETRYABLE_STATUSES.has(error.status);
+}
+
+/**
+ * True when a failed attempt may still have taken effect on the server: no response came (a dropped
+ * connection after sending, a timeout) or the answer was 408 or 5xx. A refused connection sent nothing.
+ */
+export function isUnknownOutcome(error: unknown): boolean {
+  if (error instanceof ConnectionError) return error.requestMayHaveBeenSent;
+  if (error instanceof TimeoutError) return true;
+  return error instanceof ApiError && (error.status === 408 || error.status >= 500);
+}
+
+/** Exponential backoff with "equal jitter": half the pause fixed, half random, so a fleet spreads out. */
+export function backoffDelayMs(retryNumber: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (retryNumber - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+/**
+ * Parses `Retry-After`: delay-seconds or an HTTP date. Returns milliseconds (≥ 0), or `undefined` when
+ * absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** What to do after a failed attempt. */
+export type RetryDecision = { retry: false } | { retry: true; delayMs: number };
+
+/**
+ * Decides whether to retry after `error`, the failure of retry number `retryNumber - 1` (1 for the
+ * first retry). A `Retry-After` is honoured exactly; past `maxRetryAfterMs` the error is final, so a
+ * caller is never parked for minutes without knowing.
+ */
+export function decideRetry(error: unknown, retryNumber: number, maxRetries: number, maxRetryAfterMs: number): RetryDecision {
+  if (retryNumber > maxRetries || !isRetryable(error)) return { retry: false };
+  const retryAfterMs = error instanceof ApiError ? error.retryAfterMs : undefined;
+  if (retryAfterMs !== undefined) {
+    return retryAfterMs > maxRetryAfterMs ? { retry: false } : { retry: true, delayMs: retryAfterMs };
+  }
+  return { retry: true, delayMs: backoffDelayMs(retryNumber) };
+}

@@ -1,0 +1,2 @@
+/** The SDK's version, sent in `user-agent`; a test keeps it equal to package.json's. */
+export const SDK_VERSION = '0.1.0';

@@ -1,0 +1,46 @@
+/**
+ * tap-collections-sdk: the Tap Resolution Partner API and the Collections Gateway API.
+ *
+ * @packageDocumentation
+ */
+export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions } from './core/config.js';
+export {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConfigurationError,
+  ConflictError,
+  ConnectionError,
+  type FieldError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  PollTimeoutError,
+  RateLimitError,
+  RedirectError,
+  RequestValidationError,
+  ResponseValidationError,
+  type ServiceName,
+  TapCollectionsError,
+  TimeoutError,
+  UnknownOutcomeError,
+  UnprocessableEntityError,
+  type ValidationIssue,
+} from './core/errors.js';
+export type { Logger, LogLevel } from './core/logger.js';
+export { maskPhoneNumber } from './core/redact.js';
+export type { OpenEnum } from './core/validation.js';
+export { SDK_VERSION } from './core/version.js';
+export { TapClient, type TapClientOptions } from './tap/client.js';
+export { TAP_ALREADY_EXISTS } from './tap/envelope.js';
+export { mobileNumberFor } from './tap/mobile-number.js';
+export {
+  type CustomerQuery,
+  type CustomerQueryInput,
+  CustomerQueryInputSchema,
+  CustomerQuerySchema,
+  ListCustomerQueriesResponseSchema,
+  type MobileNumber,
+  MobileNumberSchema,
+  SubmitCustomerQueryResponseSchema,
+} from './tap/schemas.js';

@@ -1,0 +1,105 @@
+/**
+ * `TapClient`: the Tap Resolution Partner API.
+ *
+ * @module
+ */
+import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
+import { ConflictError } from '../core/errors.js';
+import { createOnce } from '../core/idempotent-create.js';
+import { apiKeyHeaderAuth, type CallSettings, Transport } from '../core/transport.js';
+import { newReferenceId } from '../core/uuid.js';
+import { parseInput, parseResponse } from '../core/validation.js';
+import { readTapErrorEnvelope } from './envelope.js';
+import {
+  type CustomerQuery,
+  type CustomerQueryInput,
+  CustomerQueryInputSchema,
+  ListCustomerQueriesResponseSchema,
+  SubmitCustomerQueryResponseSchema,
+} from './schemas.js';
+
+const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
+
+/** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. */
+export type TapClientOptions = ClientOptions;
+
+/**
+ * The Tap Resolution Partner API: resolve a tapped tag into its holder's name and mobile money number.
+ *
+ * ```ts
+ * const tap = new TapClient({ apiKey: process.env.TAP_API_KEY, baseUrl: 'https://sandbox.example' });
+ * const query = await tap.submitCustomerQuery({ merchantId, merchantName, terminalId, amount: 25, tagId });
+ * const msisdn = mobileNumberFor(query); // '260977123456'
+ * ```
+ *
+ * Sends `x-api-key` on every request. Errors are {@link TapCollectionsError}s: see the README's table.
+ */
+export class TapClient {
+  readonly #transport: Transport;
+
+  /**
+   * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
+   * without `dangerouslyAllowBrowser`.
+   */
+  constructor(options?: TapClientOptions) {
+    const config = resolveConfig(options, { apiKeyVariable: 'TAP_API_KEY', baseUrlVariable: 'TAP_BASE_URL', clientName: 'TapClient' });
+    this.#transport = new Transport(config, { service: 'tap', auth: apiKeyHeaderAuth, readErrorEnvelope: readTapErrorEnvelope });
+  }
+
+  /**
+   * Submits a customer query (`POST /v1/tap/partners/customer-queries`) and resolves with the created
+   * query. `referenceId` is generated (UUID v4) when absent and kept for every attempt; when an attempt's
+   * outcome is unknown and the retry answers 409, the SDK finds the query by `referenceId` and resolves
+   * with it, so one call never creates two queries.
+   *
+   * @throws {@link RequestValidationError} on bad input (nothing is sent).
+   * @throws {@link ConflictError} when `merchantId`, `terminalId` or `referenceId` was used by an earlier query.
+   * @throws {@link NotFoundError} / {@link BadRequestError} when the tag is missing or inactive, or has no number.
+   * @throws {@link UnknownOutcomeError} when the outcome could not be established: reconcile later by `referenceId`.
+   */
+  async submitCustomerQuery(input: CustomerQueryInput, options?: RequestOptions): Promise<CustomerQuery> {
+    const parsed = parseInput(CustomerQueryInputSchema, input);
+    const settings = this.#transport.settingsFor(options);
+    const request = { ...parsed, referenceId: parsed.referenceId ?? newReferenceId() };
+    const attempt = { ...settings, maxRetries: 0 };
+    return createOnce(this.#transport, settings, {
+      referenceId: request.referenceId,
+      lookupBeforeResend: false,
+      send: async () => {
+        const result = await this.#transport.send({ method: 'POST', path: CUSTOMER_QUERIES_PATH, body: request }, attempt);
+        return parseResponse(SubmitCustomerQueryResponseSchema, result, 'tap').data;
+      },
+      lookup: async () => {
+        const existing = (await this.#list(attempt)).find((query) => query.transaction.referenceId === request.referenceId);
+        return existing && isSameQuery(existing, request) ? existing : undefined;
+      },
+      isDuplicate: (error) => error instanceof ConflictError,
+    });
+  }
+
+  /**
+   * Lists every customer query this partner has submitted (`GET /v1/tap/partners/customer-queries`),
+   * as the service orders them. Another partner's queries are never returned.
+   */
+  async listCustomerQueries(options?: RequestOptions): Promise<CustomerQuery[]> {
+    const settings = this.#transport.settingsFor(options);
+    return this.#transport.withRetries(settings, () => this.#list(settings));
+  }
+
+  async #list(settings: CallSettings): Promise<CustomerQuery[]> {
+    const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings);
+    // The list's shape is not documented: `{ data: [...] }` like the submission, or a bare array.
+    const body = Array.isArray(result.body) ? { data: result.body } : result.body;
+    return parseResponse(ListCustomerQueriesResponseSchema, { ...result, body }, 'tap').data;
+  }
+}
+
+function isSameQuery(query: CustomerQuery, request: Omit<CustomerQueryInput, 'referenceId'>): boolean {
+  const { transaction, tag } = query;
+  return (
+    transaction.merchantId === request.merchantId &&
+    transaction.terminalId === request.terminalId &&
+    transaction.amount === request.amount &&
+    tag.tagId === request.tagId
+  );
+}

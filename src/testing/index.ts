@@ -1,0 +1,6 @@
+/**
+ * tap-collections-sdk/testing: the simulator of both services, for partners' own tests.
+ *
+ * @packageDocumentation
+ */
+export {};
