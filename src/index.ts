@@ -3,6 +3,25 @@
  *
  * @packageDocumentation
  */
+
+export { CollectionsClient, type CollectionsClientOptions } from './collections/client.js';
+export { COLLECTIONS_VALIDATION_ERROR } from './collections/envelope.js';
+export { isZambianMobileNumber, normalizeZambianMobileNumber, type PhoneNumberFormat } from './collections/phone-number.js';
+export { POLL_DEFAULTS, type PollOptions, pollPauseMs } from './collections/poller.js';
+export {
+  CheckStatusResponseSchema,
+  type CollectionDetails,
+  CollectionDetailsSchema,
+  type CollectionInput,
+  CollectionInputSchema,
+  type CollectionStatus,
+  CollectionStatusSchema,
+  GetCollectionResponseSchema,
+  type HealthStatus,
+  InitiateCollectionResponseSchema,
+  type InitiatedCollection,
+  type KnownCollectionStatus,
+} from './collections/schemas.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions } from './core/config.js';
 export {
   ApiError,

@@ -1,0 +1,206 @@
+/**
+ * `CollectionsClient`: the Collections Gateway API (mobile money push payments).
+ *
+ * @module
+ */
+import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
+import { ConfigurationError, ConflictError, NotFoundError, RequestValidationError, UnprocessableEntityError } from '../core/errors.js';
+import { createOnce } from '../core/idempotent-create.js';
+import { bearerAuth, Transport } from '../core/transport.js';
+import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
+import { parseInput, parseResponse } from '../core/validation.js';
+import { readCollectionsErrorEnvelope } from './envelope.js';
+import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
+import { type PollOptions, pollUntilSettled } from './poller.js';
+import {
+  CheckStatusResponseSchema,
+  type CollectionDetails,
+  type CollectionInput,
+  CollectionInputSchema,
+  type CollectionStatus,
+  GetCollectionResponseSchema,
+  type HealthStatus,
+  InitiateCollectionResponseSchema,
+  type InitiatedCollection,
+} from './schemas.js';
+
+/** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. */
+export interface CollectionsClientOptions extends ClientOptions {
+  /**
+   * The form phone numbers are sent in: `'international'` (`260977123456`, the form the Tap API returns)
+   * or `'local'` (`0977123456`).
+   * @defaultValue `'international'`
+   */
+  phoneNumberFormat?: PhoneNumberFormat;
+}
+
+/** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
+const PATH_CHANGING = /[/\\?#]/;
+
+/**
+ * The Collections Gateway API: push a mobile money payment request to a customer's phone, then learn
+ * how it settled.
+ *
+ * ```ts
+ * const collections = new CollectionsClient({ apiKey: process.env.COLLECTIONS_API_KEY, baseUrl: 'https://sandbox.example' });
+ * const { referenceId } = await collections.initiate({ productId, phoneNumber: '0977123456', amount: 25 });
+ * const outcome = await collections.pollUntilSettled(referenceId, { onUpdate: (s) => console.log(s.statusText) });
+ * ```
+ *
+ * Sends `Authorization: Bearer <key>` on every request.
+ */
+export class CollectionsClient {
+  readonly #transport: Transport;
+  readonly #phoneNumberFormat: PhoneNumberFormat;
+
+  /**
+   * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
+   * without `dangerouslyAllowBrowser`.
+   */
+  constructor(options?: CollectionsClientOptions) {
+    const config = resolveConfig(options, {
+      apiKeyVariable: 'COLLECTIONS_API_KEY',
+      baseUrlVariable: 'COLLECTIONS_BASE_URL',
+      clientName: 'CollectionsClient',
+    });
+    const format = options?.phoneNumberFormat ?? 'international';
+    if (format !== 'international' && format !== 'local') {
+      throw new ConfigurationError("Invalid CollectionsClient options: phoneNumberFormat must be 'international' or 'local'");
+    }
+    this.#phoneNumberFormat = format;
+    this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
+  }
+
+  /**
+   * Pushes a payment request to the customer's phone (`POST /v1/collections/mobile-money`). Resolves
+   * on 202 with `{ referenceId, status: 'pending' }`; learn the outcome with {@link pollUntilSettled}.
+   *
+   * `referenceId` is generated (UUID v4) when absent and kept for every attempt. After an attempt whose
+   * outcome is unknown, the SDK checks the reference before sending again, so the customer is never
+   * asked twice.
+   *
+   * @throws {@link RequestValidationError} on bad input (nothing is sent).
+   * @throws {@link UnprocessableEntityError} when the service rejects a field (`errors` names it).
+   * @throws {@link UnknownOutcomeError} when the outcome could not be established: keep the `referenceId`,
+   * check it later; never resend with a new one.
+   */
+  async initiate(input: CollectionInput, options?: RequestOptions): Promise<InitiatedCollection> {
+    const parsed = parseInput(CollectionInputSchema, input);
+    const settings = this.#transport.settingsFor(options);
+    const referenceId = parsed.referenceId ?? newReferenceId();
+    const body = {
+      productId: parsed.productId,
+      referenceId,
+      phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, this.#phoneNumberFormat),
+      currency: parsed.currency ?? 'ZMW',
+      amount: parsed.amount,
+      ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
+    };
+    const attempt = { ...settings, maxRetries: 0 };
+    return createOnce(this.#transport, settings, {
+      referenceId,
+      lookupBeforeResend: true,
+      send: async () => {
+        const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, attempt);
+        const { data } = parseResponse(InitiateCollectionResponseSchema, result, 'collections');
+        return { referenceId: data.referenceId, status: data.status };
+      },
+      lookup: async () => {
+        try {
+          const status = await this.#checkStatusOnce(referenceId, attempt);
+          return { referenceId, status: status.statusText };
+        } catch (error) {
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        }
+      },
+      isDuplicate: isDuplicateReference,
+    });
+  }
+
+  /**
+   * The collection's status (`GET /v1/collections/check/:referenceId`). `transactionCode` and `reason`
+   * may be absent or null while it is pending.
+   *
+   * @throws {@link RequestValidationError} when `referenceId` is not a UUID (nothing is sent).
+   * @throws {@link NotFoundError} when no collection has this reference.
+   */
+  async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
+    checkReferenceId(referenceId);
+    const settings = this.#transport.settingsFor(options);
+    return this.#transport.withRetries(settings, () => this.#checkStatusOnce(referenceId, settings));
+  }
+
+  async #checkStatusOnce(referenceId: string, settings: Parameters<Transport['send']>[1]): Promise<CollectionStatus> {
+    const result = await this.#transport.send({ method: 'GET', path: `/v1/collections/check/${referenceId}` }, settings);
+    return parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+  }
+
+  /**
+   * Waits until the collection settles and resolves with its final status — `successful` **or**
+   * `failed` (a failed payment is a result, not an exception).
+   *
+   * Checks at once, then after `initialDelayMs` (5 s), then every `intervalMs` growing to `maxIntervalMs`
+   * (1.5 s → 2 s), jittered. Network errors, timeouts, 408, 429 (honouring `Retry-After`) and 5xx keep it
+   * waiting; 400/401/403/422 end it at once; a 404 keeps it waiting for `notFoundGraceMs` (10 s), then ends it.
+   * `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is not used).
+   *
+   * @throws {@link PollTimeoutError} at `maxWaitMs` (2 min), even with a request in flight. The payment may
+   * still settle: keep the `referenceId` and check again later.
+   */
+  async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
+    checkReferenceId(referenceId);
+    this.#transport.settingsFor(options);
+    return pollUntilSettled(
+      referenceId,
+      (requestOptions) => this.#checkStatusOnce(referenceId, this.#transport.settingsFor(requestOptions)),
+      options,
+      this.#transport.logger,
+    );
+  }
+
+  /**
+   * The collection's details record (`GET /v1/collections/:id`); its fields are not documented, so its
+   * shape is open. The id is percent-encoded.
+   *
+   * @throws {@link RequestValidationError} for an id that would change the path: empty, `.`, `..`, or
+   * containing `/`, `\`, `?` or `#` (nothing is sent).
+   * @throws {@link NotFoundError} when there is no such collection.
+   */
+  async getById(id: string, options?: RequestOptions): Promise<CollectionDetails> {
+    if (typeof id !== 'string' || id === '' || id === '.' || id === '..' || PATH_CHANGING.test(id)) {
+      throw new RequestValidationError([{ path: 'id', message: 'must be a non-empty id without /, \\, ? or #, and not . or ..' }]);
+    }
+    const result = await this.#transport.request({ method: 'GET', path: `/v1/collections/${encodeURIComponent(id)}`, options });
+    return parseResponse(GetCollectionResponseSchema, result, 'collections').data;
+  }
+
+  /**
+   * Checks access (`GET /health`): the first call to make with new credentials. Resolves on 2xx with the
+   * body (parsed JSON, else the text); its shape is not documented, so it is never validated.
+   *
+   * @throws {@link AuthenticationError} when the key is missing or invalid.
+   */
+  async health(options?: RequestOptions): Promise<HealthStatus> {
+    const result = await this.#transport.request({ method: 'GET', path: '/health', options });
+    return result.body;
+  }
+}
+
+function checkReferenceId(referenceId: string): void {
+  if (typeof referenceId !== 'string' || !UUID_PATTERN.test(referenceId)) {
+    throw new RequestValidationError([{ path: 'referenceId', message: 'must be a UUID' }]);
+  }
+}
+
+/**
+ * The service's answer to a reference used before. Not documented: read as 409, or a 422 whose
+ * `errors[]` flags `referenceId` with a uniqueness rule.
+ */
+function isDuplicateReference(error: unknown): boolean {
+  if (error instanceof ConflictError) return true;
+  return (
+    error instanceof UnprocessableEntityError &&
+    error.errors.some((item) => /referenceId$/i.test(item.field) && /unique|exist|duplicate/i.test(item.rule))
+  );
+}

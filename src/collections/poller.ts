@@ -1,0 +1,157 @@
+/**
+ * Waiting for a collection to settle: the schedule of status checks, and the waiter that rides out
+ * transient failures until a deadline that nothing (not even a request in flight) can overrun.
+ *
+ * @module
+ */
+import { isTimerMs, MAX_TIMER_MS, type RequestOptions } from '../core/config.js';
+import { ApiError, NotFoundError, PollTimeoutError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import type { LevelLogger } from '../core/logger.js';
+import { isRetryable } from '../core/retry.js';
+import { sleep } from '../core/sleep.js';
+import type { CollectionStatus } from './schemas.js';
+
+/** Options of {@link CollectionsClient.pollUntilSettled}. Every duration is in milliseconds. */
+export interface PollOptions extends RequestOptions {
+  /** The whole wait; past it the call rejects with {@link PollTimeoutError}. @defaultValue 120000 */
+  maxWaitMs?: number;
+  /**
+   * The pause after the first check, made at once: a customer needs some seconds to see the prompt and
+   * enter their PIN, so checking sooner only costs requests. @defaultValue 5000
+   */
+  initialDelayMs?: number;
+  /** The first of the growing pauses after that; each is 1.5× the one before. @defaultValue 1500 */
+  intervalMs?: number;
+  /** The largest pause. @defaultValue 2000 */
+  maxIntervalMs?: number;
+  /**
+   * How long after the poll starts a 404 is read as "not visible yet" (a collection accepted a moment
+   * ago) rather than "no such collection". @defaultValue 10000
+   */
+  notFoundGraceMs?: number;
+  /**
+   * Called with the first status seen and again whenever `statusText` changes: show "waiting for the
+   * customer…" at the till. An exception it throws is logged, never allowed to end the wait.
+   */
+  onUpdate?: (status: CollectionStatus) => void;
+}
+
+/** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). */
+export const POLL_DEFAULTS = {
+  maxWaitMs: 120_000,
+  initialDelayMs: 5_000,
+  intervalMs: 1_500,
+  maxIntervalMs: 2_000,
+  notFoundGraceMs: 10_000,
+} as const;
+
+/** How much each pause grows over the one before. */
+export const POLL_GROWTH = 1.5;
+/** Each pause is scaled by a random factor in `[1 - POLL_JITTER, 1 + POLL_JITTER]`, so a fleet started together spreads out. */
+export const POLL_JITTER = 0.1;
+
+/** The statuses that end a poll. */
+const SETTLED = new Set(['successful', 'failed']);
+
+/** The timings of a poll schedule. */
+export type PollSchedule = Pick<Required<PollOptions>, 'initialDelayMs' | 'intervalMs' | 'maxIntervalMs'>;
+
+/**
+ * The pause before status check number `pauseNumber + 1` (0 is the pause after the first check):
+ * `initialDelayMs`, then `intervalMs` growing by {@link POLL_GROWTH} up to `maxIntervalMs`, each jittered.
+ */
+export function pollPauseMs(pauseNumber: number, schedule: PollSchedule, random: () => number = Math.random): number {
+  const base =
+    pauseNumber === 0 ? schedule.initialDelayMs : Math.min(schedule.maxIntervalMs, schedule.intervalMs * POLL_GROWTH ** (pauseNumber - 1));
+  return Math.round(base * (1 - POLL_JITTER + 2 * POLL_JITTER * random()));
+}
+
+/** The settings of one poll, after its options were checked. */
+interface PollPlan extends PollSchedule {
+  readonly maxWaitMs: number;
+  readonly notFoundGraceMs: number;
+  readonly onUpdate: ((status: CollectionStatus) => void) | undefined;
+}
+
+function planPoll(options: PollOptions): PollPlan {
+  const plan = {
+    maxWaitMs: options.maxWaitMs ?? POLL_DEFAULTS.maxWaitMs,
+    initialDelayMs: options.initialDelayMs ?? POLL_DEFAULTS.initialDelayMs,
+    intervalMs: options.intervalMs ?? POLL_DEFAULTS.intervalMs,
+    maxIntervalMs: options.maxIntervalMs ?? Math.max(POLL_DEFAULTS.maxIntervalMs, options.intervalMs ?? 0),
+    notFoundGraceMs: options.notFoundGraceMs ?? POLL_DEFAULTS.notFoundGraceMs,
+    onUpdate: options.onUpdate,
+  };
+  const issues: ValidationIssue[] = [];
+  const range = `must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`;
+  if (!isTimerMs(plan.maxWaitMs))
+    issues.push({ path: 'options.maxWaitMs', message: `must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}` });
+  for (const key of ['initialDelayMs', 'intervalMs', 'maxIntervalMs', 'notFoundGraceMs'] as const) {
+    if (!isTimerMs(plan[key], 0)) issues.push({ path: `options.${key}`, message: range });
+  }
+  if (plan.maxIntervalMs < plan.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
+  if (plan.onUpdate !== undefined && typeof plan.onUpdate !== 'function')
+    issues.push({ path: 'options.onUpdate', message: 'must be a function' });
+  if (issues.length > 0) throw new RequestValidationError(issues, 'options');
+  return plan;
+}
+
+/** Marks the poll's own deadline, so it is told apart from the caller's abort. */
+const DEADLINE = Symbol('poll deadline');
+
+/** One status check, with the poll's signal; no retries (the poll itself rides failures out). */
+export type StatusCheck = (options: RequestOptions) => Promise<CollectionStatus>;
+
+/**
+ * Checks at once, then by the schedule, until `statusText` is `successful` or `failed`. Transient
+ * failures (network, timeouts, 408, 429, 5xx, and 404 during the grace period) keep it waiting; a
+ * `Retry-After` stretches the next pause. Every timer is cleared when it ends, however it ends.
+ */
+export async function pollUntilSettled(
+  referenceId: string,
+  check: StatusCheck,
+  options: PollOptions,
+  logger: LevelLogger,
+): Promise<CollectionStatus> {
+  const plan = planPoll(options);
+  options.signal?.throwIfAborted();
+  const started = Date.now();
+  const deadline = new AbortController();
+  const deadlineTimer = setTimeout(() => deadline.abort(DEADLINE), plan.maxWaitMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  const requestOptions: RequestOptions = { signal, maxRetries: 0, timeoutMs: options.timeoutMs, headers: options.headers };
+  let lastStatus: CollectionStatus | undefined;
+  try {
+    for (let pauseNumber = 0; ; pauseNumber++) {
+      let pauseMs = pollPauseMs(pauseNumber, plan);
+      try {
+        const status = await check(requestOptions);
+        if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
+        lastStatus = status;
+        if (SETTLED.has(status.statusText)) return status;
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const waitingFor404 = error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs;
+        if (!waitingFor404 && !isRetryable(error)) throw error;
+        if (error instanceof ApiError && error.retryAfterMs !== undefined) pauseMs = Math.max(pauseMs, error.retryAfterMs);
+        logger.debug(`status check of ${referenceId} failed; still waiting`, { reason: (error as Error).message });
+      }
+      await sleep(Math.min(pauseMs, MAX_TIMER_MS), signal);
+    }
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (deadline.signal.aborted) throw new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs);
+    throw error;
+  } finally {
+    clearTimeout(deadlineTimer);
+  }
+}
+
+function notify(onUpdate: PollPlan['onUpdate'], status: CollectionStatus, logger: LevelLogger): void {
+  try {
+    onUpdate?.(status);
+  } catch (error) {
+    // The payment goes on whatever the display does; ending the wait here would lose its outcome.
+    logger.error('onUpdate threw; still waiting', { reason: error instanceof Error ? error.message : String(error) });
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The Collections Gateway API's shapes: zod schemas (exported, so partners can validate stored data)
+ * and the types inferred from them. Response objects keep fields the document does not list.
+ *
+ * @module
+ */
+import * as z from 'zod/mini';
+import { UUID_PATTERN } from '../core/uuid.js';
+import { openEnum } from '../core/validation.js';
+import { isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE } from './phone-number.js';
+
+/** The collection statuses the document names: `pending`, then `successful` or `failed`. */
+export type KnownCollectionStatus = 'pending' | 'successful' | 'failed';
+
+const uuid = () => z.string().check(z.regex(UUID_PATTERN, 'must be a UUID'));
+/** At most two decimals as written: `4.35` passes, `1.234` does not. */
+const hasAtMostTwoDecimals = (amount: number) => /^\d+(\.\d{1,2})?$/.test(String(amount));
+
+/** What {@link CollectionsClient.initiate} takes, checked before anything is sent. */
+export const CollectionInputSchema = z.object({
+  productId: uuid(),
+  phoneNumber: z.string().check(z.refine(isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE)),
+  amount: z.number().check(
+    z.refine((amount) => amount >= 1 && amount <= 10_000, 'must be from 1 to 10000'),
+    z.refine(hasAtMostTwoDecimals, 'must have at most two decimals'),
+  ),
+  narration: z.optional(
+    z.string().check(
+      z.refine((text) => text.trim() !== '', 'must not be empty'),
+      z.refine((text) => text.length <= 100, 'must be at most 100 characters'),
+    ),
+  ),
+  referenceId: z.optional(uuid()),
+  currency: z.optional(z.literal('ZMW', 'must be "ZMW"')),
+});
+
+/** What {@link CollectionsClient.initiate} takes. */
+export interface CollectionInput {
+  /** The product receiving the funds (UUID). */
+  productId: string;
+  /** The customer's Zambian mobile number, in any usual form (`+260 97 712 3456`, `0977123456`, …). */
+  phoneNumber: string;
+  /** From 1 to 10 000 ZMW, at most two decimals. */
+  amount: number;
+  /** Text shown with the payment, at most 100 characters. */
+  narration?: string;
+  /** The collection's idempotency key (UUID). A UUID v4 is generated when absent and kept for every attempt. */
+  referenceId?: string;
+  /** The only currency: `'ZMW'`. @defaultValue `'ZMW'` */
+  currency?: 'ZMW';
+}
+
+/** The 202 answer to a creation: `{ success: true, data: { referenceId, status } }`. */
+export const InitiateCollectionResponseSchema = z.looseObject({
+  data: z.looseObject({ referenceId: z.string(), status: openEnum(['pending']) }),
+});
+
+/** A collection accepted for processing. */
+export interface InitiatedCollection {
+  /** The reference to check the collection by; keep it. */
+  referenceId: string;
+  /** `pending` on creation. */
+  status: string;
+}
+
+/** A collection's status, as `checkStatus` returns it. */
+export const CollectionStatusSchema = z.looseObject({
+  referenceId: z.string(),
+  /** `pending`, `successful` or `failed`; other values are accepted and keep `pollUntilSettled` waiting. */
+  statusText: openEnum(['pending', 'successful', 'failed']),
+  /** The outcome code, e.g. `INTERNAL_SYSTEM_ERROR`; absent or null while pending. */
+  transactionCode: z.optional(z.nullable(z.string())),
+  /** Explanatory text; absent or null while pending. */
+  reason: z.optional(z.nullable(z.string())),
+});
+/** A collection's status, as `checkStatus` returns it. */
+export type CollectionStatus = z.infer<typeof CollectionStatusSchema>;
+
+/** The status check's body: `{ success: true, data: <status> }`. */
+export const CheckStatusResponseSchema = z.looseObject({ data: CollectionStatusSchema });
+
+/** A collection's details record. Its fields are not documented, so its shape is open. */
+export const CollectionDetailsSchema = z.record(z.string(), z.unknown());
+/** A collection's details record. Its fields are not documented, so its shape is open. */
+export type CollectionDetails = z.infer<typeof CollectionDetailsSchema>;
+
+/** The details body: `{ success: true, data: <record> }`. */
+export const GetCollectionResponseSchema = z.looseObject({ data: CollectionDetailsSchema });
+
+/** The body of `GET /health`, undocumented: the parsed JSON, or the text when it is not JSON. */
+export type HealthStatus = unknown;
