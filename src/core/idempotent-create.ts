@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { UnknownOutcomeError } from './errors.js';
+import { ResponseValidationError, UnknownOutcomeError } from './errors.js';
 import { isUnknownOutcome } from './retry.js';
 import type { CallSettings, Transport } from './transport.js';
 
@@ -33,6 +33,7 @@ export interface IdempotentCreate<Result> {
 /**
  * Runs a create under the retry policy so that one call creates at most one operation:
  * - after an unknown outcome, either looks up before resending or resends and reconciles a duplicate answer;
+ * - a 2xx with an unreadable body (the operation was created) is read back by reference;
  * - when retries run out while an outcome is still unknown, looks up once more: found → resolves with it,
  *   absent → the last error stands (nothing was created), lookup failed → {@link UnknownOutcomeError}.
  */
@@ -48,7 +49,8 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
       try {
         return await create.send();
       } catch (error) {
-        if (isUnknownOutcome(error)) unknownOutcome = error;
+        // A 2xx whose body is unreadable still created the operation: read it back rather than report a failure.
+        if (isUnknownOutcome(error) || error instanceof ResponseValidationError) unknownOutcome = error;
         else if (unknownOutcome !== undefined && create.isDuplicate(error)) {
           const existing = await create.lookup();
           if (existing !== undefined) return existing;
