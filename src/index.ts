@@ -7,18 +7,15 @@
 export { CollectionsClient, type CollectionsClientOptions } from './collections/client.js';
 export { COLLECTIONS_VALIDATION_ERROR } from './collections/envelope.js';
 export { isZambianMobileNumber, normalizeZambianMobileNumber, type PhoneNumberFormat } from './collections/phone-number.js';
-export { POLL_DEFAULTS, type PollOptions, pollPauseMs } from './collections/poller.js';
+export { POLL_DEFAULTS, POLL_GROWTH, POLL_JITTER, type PollOptions, pollPauseMs } from './collections/poller.js';
 export {
-  CheckStatusResponseSchema,
   type CollectionDetails,
   CollectionDetailsSchema,
   type CollectionInput,
   CollectionInputSchema,
   type CollectionStatus,
   CollectionStatusSchema,
-  GetCollectionResponseSchema,
   type HealthStatus,
-  InitiateCollectionResponseSchema,
   type InitiatedCollection,
   type KnownCollectionStatus,
 } from './collections/schemas.js';
@@ -58,8 +55,6 @@ export {
   type CustomerQueryInput,
   CustomerQueryInputSchema,
   CustomerQuerySchema,
-  ListCustomerQueriesResponseSchema,
   type MobileNumber,
   MobileNumberSchema,
-  SubmitCustomerQueryResponseSchema,
 } from './tap/schemas.js';

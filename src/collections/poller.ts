@@ -38,10 +38,15 @@ export interface PollOptions extends RequestOptions {
 
 /** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). */
 export const POLL_DEFAULTS = {
+  /** The whole wait: 2 minutes. */
   maxWaitMs: 120_000,
+  /** The pause after the first check: 5 s. */
   initialDelayMs: 5_000,
+  /** The first of the growing pauses: 1.5 s. */
   intervalMs: 1_500,
+  /** The largest pause: 2 s. */
   maxIntervalMs: 2_000,
+  /** How long a 404 is waited out: 10 s. */
   notFoundGraceMs: 10_000,
 } as const;
 

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod/mini';
 import { UUID_PATTERN } from '../core/uuid.js';
-import { openEnum } from '../core/validation.js';
+import { type OpenEnum, openEnum } from '../core/validation.js';
 import { isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE } from './phone-number.js';
 
 /** The collection statuses the document names: `pending`, then `successful` or `failed`. */
@@ -14,10 +14,10 @@ export type KnownCollectionStatus = 'pending' | 'successful' | 'failed';
 
 const uuid = () => z.string().check(z.regex(UUID_PATTERN, 'must be a UUID'));
 /** At most two decimals as written: `4.35` passes, `1.234` does not. */
-const hasAtMostTwoDecimals = (amount: number) => /^\d+(\.\d{1,2})?$/.test(String(amount));
+const hasAtMostTwoDecimals = (amount: number) => /^-?\d+(\.\d{1,2})?$/.test(String(amount));
 
-/** What {@link CollectionsClient.initiate} takes, checked before anything is sent. */
-export const CollectionInputSchema = z.object({
+/** Validates a {@link CollectionInput} by the SDK's input rules (before anything is sent); unknown fields are dropped. */
+export const CollectionInputSchema: z.ZodMiniType<CollectionInput> = z.object({
   productId: uuid(),
   phoneNumber: z.string().check(z.refine(isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE)),
   amount: z.number().check(
@@ -50,7 +50,7 @@ export interface CollectionInput {
   currency?: 'ZMW';
 }
 
-/** The 202 answer to a creation: `{ success: true, data: { referenceId, status } }`. */
+/** @internal The 202 answer to a creation: `{ success: true, data: { referenceId, status } }`. */
 export const InitiateCollectionResponseSchema = z.looseObject({
   data: z.looseObject({ referenceId: z.string(), status: openEnum(['pending']) }),
 });
@@ -63,28 +63,37 @@ export interface InitiatedCollection {
   status: string;
 }
 
-/** A collection's status, as `checkStatus` returns it. */
-export const CollectionStatusSchema = z.looseObject({
-  referenceId: z.string(),
-  /** `pending`, `successful` or `failed`; other values are accepted and keep `pollUntilSettled` waiting. */
-  statusText: openEnum(['pending', 'successful', 'failed']),
+/** A collection's status, as `checkStatus` returns it. Fields the document does not list are kept. */
+export interface CollectionStatus {
+  /** The collection's reference. */
+  referenceId: string;
+  /** `pending`, then `successful` or `failed`; other values are accepted and keep `pollUntilSettled` waiting. */
+  statusText: OpenEnum<KnownCollectionStatus>;
   /** The outcome code, e.g. `INTERNAL_SYSTEM_ERROR`; absent or null while pending. */
-  transactionCode: z.optional(z.nullable(z.string())),
+  transactionCode?: string | null;
   /** Explanatory text; absent or null while pending. */
+  reason?: string | null;
+  [field: string]: unknown;
+}
+
+/** Validates a {@link CollectionStatus} (e.g. one you stored); unlisted fields are kept, unknown statuses accepted. */
+export const CollectionStatusSchema: z.ZodMiniType<CollectionStatus> = z.looseObject({
+  referenceId: z.string(),
+  statusText: openEnum(['pending', 'successful', 'failed']),
+  transactionCode: z.optional(z.nullable(z.string())),
   reason: z.optional(z.nullable(z.string())),
 });
-/** A collection's status, as `checkStatus` returns it. */
-export type CollectionStatus = z.infer<typeof CollectionStatusSchema>;
 
-/** The status check's body: `{ success: true, data: <status> }`. */
+/** @internal The status check's body: `{ success: true, data: <status> }`. */
 export const CheckStatusResponseSchema = z.looseObject({ data: CollectionStatusSchema });
 
 /** A collection's details record. Its fields are not documented, so its shape is open. */
-export const CollectionDetailsSchema = z.record(z.string(), z.unknown());
-/** A collection's details record. Its fields are not documented, so its shape is open. */
-export type CollectionDetails = z.infer<typeof CollectionDetailsSchema>;
+export type CollectionDetails = Record<string, unknown>;
 
-/** The details body: `{ success: true, data: <record> }`. */
+/** Validates a {@link CollectionDetails} record: any JSON object. */
+export const CollectionDetailsSchema: z.ZodMiniType<CollectionDetails> = z.record(z.string(), z.unknown());
+
+/** @internal The details body: `{ success: true, data: <record> }`. */
 export const GetCollectionResponseSchema = z.looseObject({ data: CollectionDetailsSchema });
 
 /** The body of `GET /health`, undocumented: the parsed JSON, or the text when it is not JSON. */

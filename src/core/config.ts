@@ -223,7 +223,8 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
 
   const fetchFunction = given.fetch ?? (globalThis.fetch as FetchFunction | undefined);
   if (typeof fetchFunction !== 'function') fail('fetch', 'must be a function (no global fetch exists here)');
-  const logger = given.logger ?? console;
+  // null is refused rather than read as "default": silence the SDK with logLevel 'off'.
+  const logger = given.logger === undefined ? console : given.logger;
   if (!isLogger(logger)) fail('logger', 'must have debug, info, warn and error methods');
   const logLevel = given.logLevel ?? DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);

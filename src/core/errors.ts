@@ -13,7 +13,9 @@ export type ServiceName = 'tap' | 'collections';
 
 /** One reason a value was rejected: `path` names the field (dotted, e.g. `transaction.amount`). */
 export interface ValidationIssue {
+  /** The field, dotted (e.g. `transaction.amount`); empty for the value as a whole. */
   readonly path: string;
+  /** What is wrong, in plain words; it never repeats the value. */
   readonly message: string;
 }
 
@@ -23,6 +25,7 @@ export interface FieldError {
   readonly field: string;
   /** The rule that failed, e.g. `uuid`. */
   readonly rule: string;
+  /** The service's explanation. */
   readonly message: string;
 }
 
@@ -48,6 +51,7 @@ export class ConfigurationError extends TapCollectionsError {}
 
 /** Input rejected before anything was sent. `issues` names every bad field. */
 export class RequestValidationError extends TapCollectionsError {
+  /** Every bad field, each with its path and what is wrong. */
   readonly issues: readonly ValidationIssue[];
 
   constructor(issues: readonly ValidationIssue[], what = 'input') {
@@ -58,11 +62,15 @@ export class RequestValidationError extends TapCollectionsError {
 
 /** A 2xx response whose body is not JSON or does not match the documented shape. */
 export class ResponseValidationError extends TapCollectionsError {
+  /** Where the body departs from the documented shape. */
   readonly issues: readonly ValidationIssue[];
   /** The parsed body (or the text, when it was not JSON). */
   readonly body: unknown;
+  /** The service that answered. */
   readonly service: ServiceName;
+  /** The (2xx) HTTP status of the response. */
   readonly status: number;
+  /** The `x-request-id` response header, when present. */
   readonly requestId: string | undefined;
 
   constructor(init: {
@@ -94,6 +102,7 @@ export interface ApiErrorInit {
   readonly requestId: string | undefined;
   /** The parsed body (or the text, when it was not JSON; `undefined` when empty). */
   readonly body: unknown;
+  /** The service that answered. */
   readonly service: ServiceName;
   /** Collections 422: the `errors[]` of the problem body. */
   readonly errors?: readonly FieldError[];
@@ -111,6 +120,7 @@ export class ApiError extends TapCollectionsError {
   readonly requestId: string | undefined;
   /** The parsed body (the text when it was not JSON, `undefined` when empty). */
   readonly body: unknown;
+  /** The service that answered: `'tap'` or `'collections'`. */
   readonly service: ServiceName;
   /** The wait a `Retry-After` header asked for, in milliseconds (429 and 503 send it), else `undefined`. */
   readonly retryAfterMs: number | undefined;
@@ -139,6 +149,7 @@ export class ConflictError extends ApiError {}
 
 /** HTTP 422: the Collections API's validation problem; `errors` names each field and rule. */
 export class UnprocessableEntityError extends ApiError {
+  /** The problem body's `errors[]`: each field, the rule it broke, and why. */
   readonly errors: readonly FieldError[];
 
   constructor(init: ApiErrorInit) {
@@ -177,6 +188,7 @@ export class TimeoutError extends TapCollectionsError {
 
 /** The service answered with a redirect the SDK will not follow (another origin, or a method change). */
 export class RedirectError extends TapCollectionsError {
+  /** The redirect's HTTP status. */
   readonly status: number;
   /** The origin the redirect pointed at (never the full URL, which may carry tokens). */
   readonly location: string | undefined;
@@ -194,6 +206,7 @@ export class RedirectError extends TapCollectionsError {
  * new reference: keep `referenceId` and reconcile later (`checkStatus`, `listCustomerQueries`).
  */
 export class UnknownOutcomeError extends TapCollectionsError {
+  /** The operation's reference: persist it, and reconcile by it. */
   readonly referenceId: string;
 
   constructor(referenceId: string, cause: unknown) {
@@ -210,6 +223,7 @@ export class UnknownOutcomeError extends TapCollectionsError {
  * settle: keep `referenceId` and check again later.
  */
 export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
+  /** The collection waited for: check it again later. */
   readonly referenceId: string;
   /** The last status seen, or `undefined` when none was. */
   readonly lastStatus: Status | undefined;

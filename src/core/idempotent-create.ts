@@ -39,6 +39,9 @@ export interface IdempotentCreate<Result> {
  */
 export async function createOnce<Result>(transport: Transport, settings: CallSettings, create: IdempotentCreate<Result>): Promise<Result> {
   let unknownOutcome: unknown;
+  // Set once any attempt's outcome was unknown: a later duplicate answer may be that attempt's own operation,
+  // even after a lookup found nothing (a collection not yet visible to the status check).
+  let mayHaveCreated = false;
   try {
     return await transport.withRetries(settings, async () => {
       if (unknownOutcome !== undefined && create.lookupBeforeResend) {
@@ -50,12 +53,15 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
         return await create.send();
       } catch (error) {
         // A 2xx whose body is unreadable still created the operation: read it back rather than report a failure.
-        if (isUnknownOutcome(error) || error instanceof ResponseValidationError) unknownOutcome = error;
-        else if (unknownOutcome !== undefined && create.isDuplicate(error)) {
+        if (isUnknownOutcome(error) || error instanceof ResponseValidationError) {
+          unknownOutcome = error;
+          mayHaveCreated = true;
+        } else if (mayHaveCreated && create.isDuplicate(error)) {
           const existing = await create.lookup();
           if (existing !== undefined) return existing;
           // The reference belongs to another operation, so the earlier attempt did not create one.
           unknownOutcome = undefined;
+          mayHaveCreated = false;
         }
         throw error;
       }

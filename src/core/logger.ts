@@ -8,9 +8,13 @@ import { redactForLog } from './redact.js';
 
 /** Where log lines go: `console` fits, as does pino, winston or any object with these four methods. */
 export interface Logger {
+  /** Every request and response line (method, path, status, duration; bodies redacted). */
   debug(message: string, ...details: unknown[]): void;
+  /** Notable events. */
   info(message: string, ...details: unknown[]): void;
+  /** Retries and other recoveries. */
   warn(message: string, ...details: unknown[]): void;
+  /** Failures the caller must act on, e.g. an outcome that could not be established. */
   error(message: string, ...details: unknown[]): void;
 }
 

@@ -36,6 +36,9 @@ export function backoffDelayMs(retryNumber: number, random: () => number = Math.
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
+/** The three HTTP-date forms (RFC 9110 §5.6.7): IMF-fixdate, RFC 850 and asctime. */
+const HTTP_DATE = /^[a-z]{3,9},? (\d{1,2}[ -][a-z]{3}[ -]\d{2,4}|[a-z]{3} {1,2}\d{1,2}) \d{2}:\d{2}:\d{2}( GMT| \d{4})$/i;
+
 /**
  * Parses `Retry-After`: delay-seconds or an HTTP date. Returns milliseconds (≥ 0), or `undefined` when
  * absent or unreadable.
@@ -44,7 +47,10 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   if (value === null || value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
+  // Date.parse alone accepts almost anything ('-1', 'soon 5' are dates in 2001): only HTTP-date shapes count.
+  if (!HTTP_DATE.test(trimmed)) return undefined;
+  // asctime carries no zone and HTTP dates are GMT; Date.parse would read it as local time.
+  const date = Date.parse(/GMT$/i.test(trimmed) ? trimmed : `${trimmed} GMT`);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
 }

@@ -213,7 +213,8 @@ export class Transport {
         }
         const requestId = response.headers.get('x-request-id') ?? undefined;
         if (response.status >= 200 && response.status < 300) {
-          const text = await this.#readSuccessBody(response, requestId);
+          // Scrubbed like error bodies: a 2xx page that echoes the key must not carry it into a ResponseValidationError.
+          const text = scrubSecret(await this.#readSuccessBody(response, requestId), apiKey);
           this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
           return { status: response.status, ...parseBodyText(text), requestId };
         }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import * as z from 'zod/mini';
 import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
 import { ConflictError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
@@ -14,6 +15,7 @@ import {
   type CustomerQuery,
   type CustomerQueryInput,
   CustomerQueryInputSchema,
+  CustomerQuerySchema,
   ListCustomerQueriesResponseSchema,
   SubmitCustomerQueryResponseSchema,
 } from './schemas.js';
@@ -88,9 +90,10 @@ export class TapClient {
 
   async #list(settings: CallSettings): Promise<CustomerQuery[]> {
     const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings);
-    // The list's shape is not documented: `{ data: [...] }` like the submission, or a bare array.
-    const body = Array.isArray(result.body) ? { data: result.body } : result.body;
-    return parseResponse(ListCustomerQueriesResponseSchema, { ...result, body }, 'tap').data;
+    // The list's shape is not documented: `{ data: [...] }` like the submission, or a bare array. Each is
+    // validated as sent, so a ResponseValidationError's `body` and issue paths match what the service returned.
+    if (Array.isArray(result.body)) return parseResponse(z.array(CustomerQuerySchema), result, 'tap');
+    return parseResponse(ListCustomerQueriesResponseSchema, result, 'tap').data;
   }
 }
 

@@ -7,22 +7,87 @@
  */
 import * as z from 'zod/mini';
 import { UUID_PATTERN } from '../core/uuid.js';
-import { openEnum, requiredText } from '../core/validation.js';
+import { type OpenEnum, openEnum, requiredText } from '../core/validation.js';
 
-/** A mobile money number registered on a tag. */
-export const MobileNumberSchema = z.looseObject({
+/** A mobile money number registered on a tag. Fields the document does not list are kept. */
+export interface MobileNumber {
   /** The mobile money provider; `airtel_money` is the one the document names. */
-  operator: openEnum(['airtel_money']),
+  operator: OpenEnum<'airtel_money'>;
   /** Digits, international form without a plus sign, e.g. `260977123456`. */
+  mobileNumber: string;
+  /** The number's status on the tag; only an `active` number should be charged. */
+  status: OpenEnum<'active'>;
+  [field: string]: unknown;
+}
+
+/** A customer query: a tapped tag resolved into its holder and their mobile money numbers. Unlisted fields are kept. */
+export interface CustomerQuery {
+  /** The query's identifier (a UUID). */
+  id: string;
+  /** The partner, derived from the API key. */
+  partner: {
+    /** The partner's identifier (a UUID). */
+    partnerId: string;
+    /** The partner organization's name. */
+    partnerName: string;
+    [field: string]: unknown;
+  };
+  /** The tag holder. Personal data: the SDK never logs it. */
+  customer: {
+    /** The holder's first name. */
+    firstName: string;
+    /** The holder's last name. */
+    lastName: string;
+    [field: string]: unknown;
+  };
+  /** The tapped tag and its numbers. */
+  tag: {
+    /** Echoes the request. */
+    tagId: string;
+    /** The number printed on the tag. */
+    tagNumber: string;
+    /** The mobile money numbers on the tag; pick one with {@link mobileNumberFor}. */
+    mobileNumbers: MobileNumber[];
+    /** The tag's status; a tag must be `active` to be resolved. */
+    status: OpenEnum<'active'>;
+    [field: string]: unknown;
+  };
+  /** The transaction, echoing the request, with the service's charge. */
+  transaction: {
+    /** Echoes the request. */
+    merchantId: string;
+    /** Echoes the request. */
+    merchantName: string;
+    /** Echoes the request. */
+    terminalId: string;
+    /** The query's idempotency key. */
+    referenceId: string;
+    /** Always `ZMW`. */
+    currency: OpenEnum<'ZMW'>;
+    /** The transaction amount in ZMW, echoing the request. */
+    amount: number;
+    /** Set by the service. */
+    serviceCharge: number;
+    /** `pending` on creation. */
+    status: OpenEnum<'pending'>;
+    [field: string]: unknown;
+  };
+  /** ISO 8601 timestamp with milliseconds and `Z`. */
+  createdAt: string;
+  /** ISO 8601 timestamp with milliseconds and `Z`. */
+  updatedAt: string;
+  [field: string]: unknown;
+}
+
+/** Validates a {@link MobileNumber}; unlisted fields are kept, unknown operators and statuses accepted. */
+export const MobileNumberSchema: z.ZodMiniType<MobileNumber> = z.looseObject({
+  operator: openEnum(['airtel_money']),
   mobileNumber: z.string(),
-  /** The number's status on the tag; `active` is the one the document names. */
   status: openEnum(['active']),
 });
-/** A mobile money number registered on a tag. */
-export type MobileNumber = z.infer<typeof MobileNumberSchema>;
 
-/** A customer query: a tapped tag resolved into its holder and their mobile money numbers. */
-export const CustomerQuerySchema = z.looseObject({
+/** Validates a {@link CustomerQuery} (e.g. one you stored); unlisted fields are kept. */
+export const CustomerQuerySchema: z.ZodMiniType<CustomerQuery> = z.looseObject({
   id: z.string(),
   partner: z.looseObject({ partnerId: z.string(), partnerName: z.string() }),
   customer: z.looseObject({ firstName: z.string(), lastName: z.string() }),
@@ -45,27 +110,20 @@ export const CustomerQuerySchema = z.looseObject({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-/** A customer query: a tapped tag resolved into its holder and their mobile money numbers. */
-export type CustomerQuery = z.infer<typeof CustomerQuerySchema>;
 
-/** The body of a successful submission: `{ success: true, data: <customer query> }`. */
+/** @internal The body of a successful submission: `{ success: true, data: <customer query> }`. */
 export const SubmitCustomerQueryResponseSchema = z.looseObject({ data: CustomerQuerySchema });
 
-/** The body of the list endpoint (shape not documented; see docs/assumptions.md): `{ data: [...] }`. */
+/** @internal The body of the list endpoint (shape not documented; see docs/assumptions.md): `{ data: [...] }`. */
 export const ListCustomerQueriesResponseSchema = z.looseObject({ data: z.array(CustomerQuerySchema) });
 
-/** What {@link TapClient.submitCustomerQuery} takes. */
-export const CustomerQueryInputSchema = z.object({
-  /** Unique across all the partner's queries. */
+/** Validates a {@link CustomerQueryInput} by the SDK's input rules; unknown fields are dropped. */
+export const CustomerQueryInputSchema: z.ZodMiniType<CustomerQueryInput> = z.object({
   merchantId: requiredText(),
   merchantName: requiredText(),
-  /** Unique across all the partner's queries. */
   terminalId: requiredText(),
-  /** The transaction amount in ZMW: finite and greater than 0. */
   amount: z.number().check(z.refine((amount) => amount > 0, 'must be greater than 0')),
-  /** The tapped tag's identifier. */
   tagId: requiredText(),
-  /** The query's idempotency key, UUID-shaped; generated (UUID v4) when absent. */
   referenceId: z.optional(z.string().check(z.regex(UUID_PATTERN, 'must be a UUID'))),
 });
 
@@ -73,6 +131,7 @@ export const CustomerQueryInputSchema = z.object({
 export interface CustomerQueryInput {
   /** Unique across all the partner's queries. */
   merchantId: string;
+  /** The merchant's display name. */
   merchantName: string;
   /** Unique across all the partner's queries. */
   terminalId: string;
