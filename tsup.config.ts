@@ -1,7 +1,7 @@
 import { defineConfig, type Options } from 'tsup';
 
 const shared: Options = {
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/cli': 'src/testing/cli.ts' },
   dts: true,
   sourcemap: true,
   target: 'node22',
