@@ -221,8 +221,11 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
   if (!(Number.isInteger(maxResponseBytes) && maxResponseBytes >= 1024))
     fail('maxResponseBytes', 'must be a whole number of at least 1024');
 
-  const fetchFunction = given.fetch ?? (globalThis.fetch as FetchFunction | undefined);
-  if (typeof fetchFunction !== 'function') fail('fetch', 'must be a function (no global fetch exists here)');
+  if (given.fetch !== undefined && typeof given.fetch !== 'function') fail('fetch', 'must be a function');
+  if (given.fetch === undefined && typeof globalThis.fetch !== 'function') fail('fetch', 'is required: no global fetch exists here');
+  // The global fetch is looked up per request, not captured: interceptors (msw, nock) patch it after
+  // clients are often constructed, at module load.
+  const fetchFunction: FetchFunction = given.fetch ?? ((input, init) => globalThis.fetch(input, init));
   // null is refused rather than read as "default": silence the SDK with logLevel 'off'.
   const logger = given.logger === undefined ? console : given.logger;
   if (!isLogger(logger)) fail('logger', 'must have debug, info, warn and error methods');
@@ -243,7 +246,7 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
     maxRetryAfterMs,
     maxConcurrentRequests,
     maxResponseBytes,
-    fetch: fetchFunction as FetchFunction,
+    fetch: fetchFunction,
     logger,
     logLevel,
     headers: { ...given.headers },

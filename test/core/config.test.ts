@@ -235,3 +235,20 @@ describe('TapClient configuration: browsers', () => {
     expect(() => new TapClient(valid)).not.toThrow();
   });
 });
+
+describe('the global fetch', () => {
+  it('is looked up per request, so an interceptor installed after construction still sees the call', async () => {
+    const client = new TapClient({ apiKey: 'tap_key_for_fetch_test', baseUrl: 'https://tap.test', maxRetries: 0, logLevel: 'off' });
+    const seen: string[] = [];
+    vi.stubGlobal('fetch', async (input: Request) => {
+      seen.push(input.url);
+      return new Response(JSON.stringify({ success: true, data: [] }), { status: 200 });
+    });
+    try {
+      await expect(client.listCustomerQueries()).resolves.toEqual([]);
+      expect(seen).toEqual(['https://tap.test/v1/tap/partners/customer-queries']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
