@@ -24,8 +24,8 @@ export interface IdempotentCreate<Result> {
   readonly isDuplicate: (error: unknown) => boolean;
   /**
    * Look up before resending after an unknown outcome (Collections: a resend would push to the customer's
-   * phone again), rather than resending and reconciling on the duplicate answer (Tap: a resend is refused
-   * by the service's uniqueness rule, and the lookup lists every query).
+   * phone again, and the status check may lag behind the create), rather than resending and reconciling on
+   * the duplicate answer (Tap: a resend is refused by the service's uniqueness rule, and the list is complete).
    */
   readonly lookupBeforeResend: boolean;
 }
@@ -59,7 +59,10 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
         } else if (mayHaveCreated && create.isDuplicate(error)) {
           const existing = await create.lookup();
           if (existing !== undefined) return existing;
-          // The reference belongs to another operation, so the earlier attempt did not create one.
+          // The service says the reference exists, but the lookup cannot see it: when lookups may lag behind
+          // creates, it may well be this call's own operation, so only "unknown" is honest.
+          if (create.lookupBeforeResend) throw new UnknownOutcomeError(create.referenceId, error);
+          // The lookup is complete and the reference belongs to another operation: this call created nothing.
           unknownOutcome = undefined;
           mayHaveCreated = false;
         }

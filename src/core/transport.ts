@@ -214,11 +214,11 @@ export class Transport {
         const requestId = response.headers.get('x-request-id') ?? undefined;
         if (response.status >= 200 && response.status < 300) {
           // Scrubbed like error bodies: a 2xx page that echoes the key must not carry it into a ResponseValidationError.
-          const text = scrubSecret(await this.#readSuccessBody(response, requestId), apiKey);
+          const text = scrubSecret(await this.#readSuccessBody(response, requestId, signal), apiKey);
           this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
           return { status: response.status, ...parseBodyText(text), requestId };
         }
-        const text = scrubSecret(await readBodyText(response, ERROR_BODY_LIMIT, true), apiKey);
+        const text = scrubSecret(await readBodyText(response, ERROR_BODY_LIMIT, true, signal), apiKey);
         this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
         throw mapErrorResponse(this.#profile.service, this.#profile.readErrorEnvelope, response.status, response.headers, text);
       }
@@ -229,9 +229,9 @@ export class Transport {
     }
   }
 
-  async #readSuccessBody(response: Response, requestId: string | undefined): Promise<string> {
+  async #readSuccessBody(response: Response, requestId: string | undefined, signal: AbortSignal): Promise<string> {
     try {
-      return await readBodyText(response, this.#config.maxResponseBytes);
+      return await readBodyText(response, this.#config.maxResponseBytes, false, signal);
     } catch (error) {
       if (!(error instanceof BodyTooLargeError)) throw error;
       throw new ResponseValidationError({

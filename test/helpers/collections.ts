@@ -1,0 +1,176 @@
+/** Shared pieces of the Collections client tests: paths, builders, the 422 problem body, handlers, fake-time helpers. */
+import { HttpResponse, http } from 'msw';
+import { expect, vi } from 'vitest';
+import { type CollectionInput, type CollectionStatus, CollectionsClient, type CollectionsClientOptions } from '../../src/index.js';
+import { API_KEY, COLLECTIONS_BASE_URL } from './fixtures.js';
+import type { RecordedRequest } from './msw.js';
+
+export const INITIATE_PATH = '/v1/collections/mobile-money';
+export const INITIATE_URL = `${COLLECTIONS_BASE_URL}${INITIATE_PATH}`;
+export const CHECK_URL = `${COLLECTIONS_BASE_URL}/v1/collections/check/:referenceId`;
+export const DETAILS_URL = `${COLLECTIONS_BASE_URL}/v1/collections/:id`;
+export const HEALTH_URL = `${COLLECTIONS_BASE_URL}/health`;
+
+export const PRODUCT_ID = '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b';
+export const REFERENCE_ID = 'c0a8012e-7d3b-4f6a-9b1c-2d3e4f5a6b7c';
+export const checkPath = (referenceId: string = REFERENCE_ID) => `/v1/collections/check/${referenceId}`;
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A CollectionsClient against the msw base URL; logging off unless the test says otherwise. */
+export function collectionsClient(options: CollectionsClientOptions = {}): CollectionsClient {
+  return new CollectionsClient({ apiKey: API_KEY, baseUrl: COLLECTIONS_BASE_URL, logLevel: 'off', ...options });
+}
+
+/** A valid creation input. */
+export function collectionInput(overrides: Partial<CollectionInput> = {}): CollectionInput {
+  return { productId: PRODUCT_ID, phoneNumber: '0977123456', amount: 25, referenceId: REFERENCE_ID, ...overrides };
+}
+
+/** A status check's `data` (section 2 of the Collections document). */
+export function collectionStatus(overrides: Partial<CollectionStatus> & Record<string, unknown> = {}): CollectionStatus {
+  return { referenceId: REFERENCE_ID, statusText: 'pending', transactionCode: null, reason: null, ...overrides };
+}
+
+/** The 200 envelope of the status check. */
+export function statusBody(status: Partial<CollectionStatus> & Record<string, unknown> = {}) {
+  return { success: true, data: collectionStatus(status) };
+}
+
+/**
+ * The HTTP 422 validation problem body of section 7, every documented field with its documented value
+ * (`type`, `instance`, the item's `message` and `requestId` are not given a value there; these are examples).
+ */
+export function validationProblem(instance = checkPath('not-a-uuid')) {
+  return {
+    success: false,
+    data: null,
+    code: 'E_VALIDATION_ERROR',
+    type: 'https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/422',
+    title: 'Validation Error',
+    status: 422,
+    detail: 'Validation failure',
+    instance,
+    errors: [{ message: 'The referenceId field must be a valid UUID', rule: 'uuid', field: 'params.referenceId' }],
+    requestId: 'req-01HZX3K9Q7M2V8T4C6B1N5R0PE',
+  };
+}
+
+/** A 202 handler that accepts the posted collection (echoing its referenceId, status pending). */
+export function acceptCollection() {
+  return http.post(INITIATE_URL, async ({ request }) => {
+    const { referenceId } = (await request.json()) as { referenceId: string };
+    return HttpResponse.json({ success: true, data: { referenceId, status: 'pending' } }, { status: 202 });
+  });
+}
+
+type Reply = () => Response | Promise<Response>;
+
+/** Answers successive requests with `replies` in order; the last one repeats. */
+export function inOrder(...replies: Reply[]): () => Response | Promise<Response> {
+  let index = 0;
+  return () => {
+    const reply = replies[Math.min(index, replies.length - 1)];
+    index++;
+    if (!reply) throw new Error('no reply configured');
+    return reply();
+  };
+}
+
+/** A status check answering the given statuses in order (the last repeats). */
+export function statusesInOrder(...statusTexts: string[]) {
+  return http.get(CHECK_URL, inOrder(...statusTexts.map((statusText) => () => HttpResponse.json(statusBody({ statusText })))));
+}
+
+/** A JSON response of any status. */
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  HttpResponse.json(body as Parameters<typeof HttpResponse.json>[0], { status, headers });
+
+/** The JSON body of recorded request number `index`; fails the test when there is none. */
+export function sentBody(requests: readonly RecordedRequest[], index = 0): Record<string, unknown> {
+  const body = requests[index]?.body;
+  if (body === null || typeof body !== 'object') throw new Error(`request ${index} has no JSON body`);
+  return body as Record<string, unknown>;
+}
+
+/** The value `promise` rejects with; fails the test when it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject, but it resolved');
+}
+
+/** The issue paths of a RequestValidationError, sorted. */
+export function issuePaths(error: unknown): string[] {
+  expect(error).toMatchObject({ name: 'RequestValidationError' });
+  return (error as { issues: { path: string }[] }).issues.map((issue) => issue.path).sort();
+}
+
+/** Fakes the timers a poll or a retry uses (msw needs none of them). */
+export function useFakeClock(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: new Date('2026-11-21T10:00:00.000Z') });
+}
+
+/** Wraps a promise so its outcome can be read synchronously while fake time is advanced. */
+export function track<T>(promise: Promise<T>) {
+  const state: { settled: boolean; value?: T; error?: unknown; rejected: boolean } = { settled: false, rejected: false };
+  promise.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error: unknown) => Object.assign(state, { settled: true, rejected: true, error }),
+  );
+  return state;
+}
+
+/** Advances fake time in `stepMs` steps (letting I/O run between them) until `state` settles or `limitMs` passes. */
+export async function advanceUntilSettled(state: { settled: boolean }, stepMs = 50, limitMs = 60_000): Promise<number> {
+  let advanced = 0;
+  while (!state.settled && advanced < limitMs) {
+    await vi.advanceTimersByTimeAsync(stepMs);
+    await new Promise((resolve) => setImmediate(resolve));
+    advanced += stepMs;
+  }
+  return advanced;
+}
+
+/** Advances fake time by `ms` in `stepMs` steps, letting in-process I/O (msw) run between the steps. */
+export async function advanceTime(ms: number, stepMs = 5): Promise<void> {
+  for (let advanced = 0; advanced < ms; advanced += stepMs) {
+    await vi.advanceTimersByTimeAsync(Math.min(stepMs, ms - advanced));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** One scripted answer of {@link scriptedFetch}: a response, a dropped connection, or no answer until aborted. */
+export type ScriptedReply = Response | 'drop' | 'hang';
+
+/**
+ * A `fetch` test double that needs no timers and no sockets (so `vi.getTimerCount()` sees only the SDK's
+ * own timers): answers successive calls with `replies` (the last repeats), records each URL.
+ */
+export function scriptedFetch(...replies: (() => ScriptedReply)[]) {
+  const urls: string[] = [];
+  const fetch = (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    urls.push(request.url);
+    const signal = init?.signal ?? request.signal;
+    const reply = replies[Math.min(urls.length - 1, replies.length - 1)]?.();
+    if (reply === undefined) return Promise.reject(new Error('no reply scripted'));
+    if (reply === 'drop') return Promise.reject(new TypeError('fetch failed'));
+    if (reply === 'hang') {
+      return new Promise((_resolve, reject) => {
+        signal?.throwIfAborted();
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    }
+    return Promise.resolve(reply);
+  };
+  return { fetch, urls };
+}
+
+/** Lets in-process I/O run (without moving fake time) until `condition` holds; fails after `turns` turns. */
+export async function flushUntil(condition: () => boolean, turns = 200): Promise<void> {
+  for (let turn = 0; turn < turns && !condition(); turn++) await new Promise((resolve) => setImmediate(resolve));
+  if (!condition()) throw new Error('flushUntil: the condition never held');
+}
