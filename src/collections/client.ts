@@ -150,11 +150,12 @@ export class CollectionsClient {
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
     checkReferenceId(referenceId);
-    this.#transport.settingsFor(options);
+    const settings = this.#transport.settingsFor(options);
     return pollUntilSettled(
       referenceId,
-      (requestOptions) => this.#checkStatusOnce(referenceId, this.#transport.settingsFor(requestOptions)),
+      (timeoutMs) => this.#checkStatusOnce(referenceId, { ...settings, maxRetries: 0, timeoutMs }),
       options,
+      settings.timeoutMs,
       this.#transport.logger,
     );
   }

@@ -5,7 +5,7 @@
  * @module
  */
 import { isTimerMs, MAX_TIMER_MS, type RequestOptions } from '../core/config.js';
-import { ApiError, NotFoundError, PollTimeoutError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import { ApiError, NotFoundError, PollTimeoutError, RequestValidationError, TimeoutError, type ValidationIssue } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import { isRetryable } from '../core/retry.js';
 import { sleep } from '../core/sleep.js';
@@ -101,54 +101,58 @@ function planPoll(options: PollOptions): PollPlan {
   return plan;
 }
 
-/** Marks the poll's own deadline, so it is told apart from the caller's abort. */
-const DEADLINE = Symbol('poll deadline');
-
-/** One status check, with the poll's signal; no retries (the poll itself rides failures out). */
-export type StatusCheck = (options: RequestOptions) => Promise<CollectionStatus>;
+/** One status check: a single attempt limited to `timeoutMs` (the poll itself rides failures out). */
+export type StatusCheck = (timeoutMs: number) => Promise<CollectionStatus>;
 
 /**
  * Checks at once, then by the schedule, until `statusText` is `successful` or `failed`. Transient
  * failures (network, timeouts, 408, 429, 5xx, and 404 during the grace period) keep it waiting; a
- * `Retry-After` stretches the next pause. Every timer is cleared when it ends, however it ends.
+ * `Retry-After` stretches the next pause.
+ *
+ * The deadline needs no timer of its own: a pause is cut to the time left, and a status request's time
+ * limit never runs past it, so a request in flight is cut at the deadline too. A waiting poll holds one
+ * timer, and none is left when it ends, however it ends.
+ *
+ * @param requestTimeoutMs - The time limit of one status request (the call's or the client's `timeoutMs`).
  */
 export async function pollUntilSettled(
   referenceId: string,
   check: StatusCheck,
   options: PollOptions,
+  requestTimeoutMs: number,
   logger: LevelLogger,
 ): Promise<CollectionStatus> {
   const plan = planPoll(options);
-  options.signal?.throwIfAborted();
+  const { signal } = options;
+  signal?.throwIfAborted();
   const started = Date.now();
-  const deadline = new AbortController();
-  const deadlineTimer = setTimeout(() => deadline.abort(DEADLINE), plan.maxWaitMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
-  const requestOptions: RequestOptions = { signal, maxRetries: 0, timeoutMs: options.timeoutMs, headers: options.headers };
+  const deadline = started + plan.maxWaitMs;
   let lastStatus: CollectionStatus | undefined;
-  try {
-    for (let pauseNumber = 0; ; pauseNumber++) {
-      let pauseMs = pollPauseMs(pauseNumber, plan);
-      try {
-        const status = await check(requestOptions);
-        if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
-        lastStatus = status;
-        if (SETTLED.has(status.statusText)) return status;
-      } catch (error) {
-        if (signal.aborted) throw error;
-        const waitingFor404 = error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs;
-        if (!waitingFor404 && !isRetryable(error)) throw error;
-        if (error instanceof ApiError && error.retryAfterMs !== undefined) pauseMs = Math.max(pauseMs, error.retryAfterMs);
-        logger.debug(`status check of ${referenceId} failed; still waiting`, { reason: (error as Error).message });
-      }
-      await sleep(Math.min(pauseMs, MAX_TIMER_MS), signal);
+  const timedOut = () => new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs);
+  for (let pauseNumber = 0; ; pauseNumber++) {
+    let pauseMs = pollPauseMs(pauseNumber, plan);
+    const remainingMs = deadline - Date.now();
+    if (remainingMs < 1) throw timedOut();
+    const cutByDeadline = remainingMs < requestTimeoutMs;
+    try {
+      const status = await check(Math.min(requestTimeoutMs, remainingMs));
+      if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
+      lastStatus = status;
+      if (SETTLED.has(status.statusText)) return status;
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (cutByDeadline && error instanceof TimeoutError) throw timedOut();
+      const waitingFor404 = error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs;
+      if (!waitingFor404 && !isRetryable(error)) throw error;
+      if (error instanceof ApiError && error.retryAfterMs !== undefined) pauseMs = Math.max(pauseMs, error.retryAfterMs);
+      logger.debug(`status check of ${referenceId} failed; still waiting`, { reason: (error as Error).message });
     }
-  } catch (error) {
-    if (options.signal?.aborted) throw options.signal.reason;
-    if (deadline.signal.aborted) throw new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs);
-    throw error;
-  } finally {
-    clearTimeout(deadlineTimer);
+    const leftMs = deadline - Date.now();
+    if (pauseMs >= leftMs) {
+      await sleep(Math.max(0, leftMs), signal);
+      throw timedOut();
+    }
+    await sleep(pauseMs, signal);
   }
 }
 

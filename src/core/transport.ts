@@ -6,6 +6,7 @@
  * @module
  */
 import ky, { type KyInstance, NetworkError as KyNetworkError } from 'ky';
+import { followingController } from './abort.js';
 import { BodyTooLargeError, parseBodyText, readBodyText } from './body.js';
 import { ConcurrencyLimit } from './concurrency.js';
 import { isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
@@ -196,9 +197,9 @@ export class Transport {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
 
-    const timer = new AbortController();
-    const timeout = setTimeout(() => timer.abort(), settings.timeoutMs);
-    const signal = settings.signal ? AbortSignal.any([settings.signal, timer.signal]) : timer.signal;
+    const { controller: attempt, release } = followingController(settings.signal);
+    const timeout = setTimeout(() => attempt.abort(), settings.timeoutMs);
+    const signal = attempt.signal;
     const started = Date.now();
     let url = `${this.#config.baseUrl}${spec.path}`;
     this.logger.debug(`→ ${spec.method} ${spec.path}`, spec.body === undefined ? undefined : { body: spec.body });
@@ -223,9 +224,10 @@ export class Transport {
         throw mapErrorResponse(this.#profile.service, this.#profile.readErrorEnvelope, response.status, response.headers, text);
       }
     } catch (error) {
-      throw this.#classifyFailure(error, settings, timer.signal);
+      throw this.#classifyFailure(error, settings, signal);
     } finally {
       clearTimeout(timeout);
+      release();
     }
   }
 
@@ -267,9 +269,10 @@ export class Transport {
     return target.href;
   }
 
-  #classifyFailure(error: unknown, settings: CallSettings, timerSignal: AbortSignal): unknown {
+  #classifyFailure(error: unknown, settings: CallSettings, attemptSignal: AbortSignal): unknown {
     if (settings.signal?.aborted) return settings.signal.reason;
-    if (timerSignal.aborted) return new TimeoutError(settings.timeoutMs);
+    // Not the caller's signal, so the attempt's own timer fired.
+    if (attemptSignal.aborted) return new TimeoutError(settings.timeoutMs);
     if (error instanceof TapCollectionsError) return error;
     // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
     const cause = error instanceof KyNetworkError ? error.cause : error;
