@@ -5,20 +5,18 @@
  * @module
  */
 import * as z from 'zod/mini';
-import { UUID_PATTERN } from '../core/uuid.js';
-import { type OpenEnum, openEnum } from '../core/validation.js';
+import { exactText, type OpenEnum, openEnum, uuidText } from '../core/validation.js';
 import { isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE } from './phone-number.js';
 
 /** The collection statuses the document names: `pending`, then `successful` or `failed`. */
 export type KnownCollectionStatus = 'pending' | 'successful' | 'failed';
 
-const uuid = () => z.string().check(z.regex(UUID_PATTERN, 'must be a UUID'));
 /** At most two decimals as written: `4.35` passes, `1.234` does not. */
 const hasAtMostTwoDecimals = (amount: number) => /^-?\d+(\.\d{1,2})?$/.test(String(amount));
 
 /** Validates a {@link CollectionInput} by the SDK's input rules (before anything is sent); unknown fields are dropped. */
 export const CollectionInputSchema: z.ZodMiniType<CollectionInput> = z.object({
-  productId: uuid(),
+  productId: uuidText(),
   phoneNumber: z.string().check(z.refine(isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE)),
   amount: z.number().check(
     z.refine((amount) => amount >= 1 && amount <= 10_000, 'must be from 1 to 10000'),
@@ -30,8 +28,8 @@ export const CollectionInputSchema: z.ZodMiniType<CollectionInput> = z.object({
       z.refine((text) => text.length <= 100, 'must be at most 100 characters'),
     ),
   ),
-  referenceId: z.optional(uuid()),
-  currency: z.optional(z.literal('ZMW', 'must be "ZMW"')),
+  referenceId: z.optional(uuidText()),
+  currency: z.optional(exactText('ZMW')),
 });
 
 /** What {@link CollectionsClient.initiate} takes. */
@@ -91,7 +89,7 @@ export const CheckStatusResponseSchema = z.looseObject({ data: CollectionStatusS
 export type CollectionDetails = Record<string, unknown>;
 
 /** Validates a {@link CollectionDetails} record: any JSON object. */
-export const CollectionDetailsSchema: z.ZodMiniType<CollectionDetails> = z.record(z.string(), z.unknown());
+export const CollectionDetailsSchema: z.ZodMiniType<CollectionDetails> = z.looseObject({});
 
 /** @internal The details body: `{ success: true, data: <record> }`. */
 export const GetCollectionResponseSchema = z.looseObject({ data: CollectionDetailsSchema });

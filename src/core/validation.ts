@@ -8,6 +8,7 @@
 import * as z from 'zod/mini';
 import { RequestValidationError, ResponseValidationError, type ServiceName, type ValidationIssue } from './errors.js';
 import type { HttpResult } from './transport.js';
+import { UUID_PATTERN } from './uuid.js';
 
 /** A string enum that also accepts values the documents do not list yet: autocompletes the known ones. */
 export type OpenEnum<Known extends string> = Known | (string & {});
@@ -72,6 +73,16 @@ export function parseResponse<Schema extends z.ZodMiniType>(schema: Schema, resu
   const parsed = schema.safeParse(result.body, { reportInput: true });
   if (!parsed.success) throw fail(toValidationIssues(parsed.error.issues));
   return parsed.data as z.infer<Schema>;
+}
+
+/** A UUID-shaped string (any version). A refinement rather than `z.regex`, which would pull zod's string-format machinery into bundles. */
+export function uuidText(): z.ZodMiniType<string> {
+  return z.string().check(z.refine((value) => UUID_PATTERN.test(value), 'must be a UUID'));
+}
+
+/** Exactly `value`. A refinement rather than `z.literal`, which costs bundle size for one comparison. */
+export function exactText<const Value extends string>(value: Value): z.ZodMiniType<Value> {
+  return z.string().check(z.refine((text) => text === value, `must be "${value}"`)) as unknown as z.ZodMiniType<Value>;
 }
 
 /** A required, non-blank string; the message names what is wrong, never the value. */

@@ -6,8 +6,7 @@
  * @module
  */
 import * as z from 'zod/mini';
-import { UUID_PATTERN } from '../core/uuid.js';
-import { type OpenEnum, openEnum, requiredText } from '../core/validation.js';
+import { type OpenEnum, openEnum, requiredText, uuidText } from '../core/validation.js';
 
 /** A mobile money number registered on a tag. Fields the document does not list are kept. */
 export interface MobileNumber {
@@ -124,7 +123,7 @@ export const CustomerQueryInputSchema: z.ZodMiniType<CustomerQueryInput> = z.obj
   terminalId: requiredText(),
   amount: z.number().check(z.refine((amount) => amount > 0, 'must be greater than 0')),
   tagId: requiredText(),
-  referenceId: z.optional(z.string().check(z.regex(UUID_PATTERN, 'must be a UUID'))),
+  referenceId: z.optional(uuidText()),
 });
 
 /** What {@link TapClient.submitCustomerQuery} takes. `referenceId` is generated when absent. */
