@@ -92,15 +92,7 @@ export function sentBody(requests: readonly RecordedRequest[], index = 0): Recor
   return body as Record<string, unknown>;
 }
 
-/** The value `promise` rejects with; fails the test when it resolves. */
-export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject, but it resolved');
-}
+export { rejectionOf } from './tap.js';
 
 /** The issue paths of a RequestValidationError, sorted. */
 export function issuePaths(error: unknown): string[] {
