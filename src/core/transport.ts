@@ -9,7 +9,8 @@ import ky, { type KyInstance, NetworkError as KyNetworkError } from 'ky';
 import { followingController } from './abort.js';
 import { BodyTooLargeError, parseBodyText, readBodyText } from './body.js';
 import { ConcurrencyLimit } from './concurrency.js';
-import { isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
+import { type FetchFunction, isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
+import { isBrowserPage } from './env.js';
 import { type ErrorEnvelopeReader, mapErrorResponse } from './error-mapper.js';
 import {
   ConfigurationError,
@@ -65,7 +66,8 @@ export interface CallSettings {
   readonly signal: AbortSignal | undefined;
   readonly timeoutMs: number;
   readonly maxRetries: number;
-  readonly headers: Readonly<Record<string, string>>;
+  /** This call's extra headers (the client's are in every request already). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 }
 
 const MAX_REDIRECTS = 5;
@@ -81,6 +83,10 @@ export class Transport {
   readonly #ky: KyInstance;
   readonly #limit: ConcurrencyLimit;
   readonly #origin: string;
+  /** Headers of every request but authentication, built once: accept, user-agent, the client's extra headers. */
+  readonly #defaultHeaders: Readonly<Record<string, string>>;
+  /** The authentication header's name, lower-cased. */
+  readonly #authName: string;
   /** The client's logger; redacts everything it writes. */
   readonly logger: LevelLogger;
 
@@ -90,6 +96,13 @@ export class Transport {
     this.#origin = new URL(config.baseUrl).origin;
     this.#limit = new ConcurrencyLimit(config.maxConcurrentRequests);
     this.logger = new LevelLogger(config.logger, config.logLevel);
+    this.#authName = profile.auth('')[0];
+    this.#defaultHeaders = {
+      accept: 'application/json',
+      // Browsers refuse to let a page set user-agent.
+      ...(isBrowserPage() ? {} : { 'user-agent': `tap-collections-sdk/${SDK_VERSION}` }),
+      ...withoutHeader(config.headers, this.#authName),
+    };
     // Retries, timeouts and HTTP errors are the SDK's own (retry.ts, per-attempt timer, error-mapper.ts):
     // creates must reconcile between attempts, which ky's retry cannot express.
     this.#ky = ky.create({
@@ -97,7 +110,6 @@ export class Transport {
       timeout: false,
       throwHttpErrors: false,
       redirect: 'manual',
-      fetch: config.fetch,
     });
   }
 
@@ -112,7 +124,7 @@ export class Transport {
    */
   settingsFor(options: RequestOptions | undefined): CallSettings {
     if (options === undefined) {
-      return { signal: undefined, timeoutMs: this.#config.timeoutMs, maxRetries: this.#config.maxRetries, headers: this.#config.headers };
+      return { signal: undefined, timeoutMs: this.#config.timeoutMs, maxRetries: this.#config.maxRetries, headers: undefined };
     }
     const issues: ValidationIssue[] = [];
     if (options === null || typeof options !== 'object')
@@ -130,7 +142,7 @@ export class Transport {
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? this.#config.timeoutMs,
       maxRetries: options.maxRetries ?? this.#config.maxRetries,
-      headers: options.headers ? { ...this.#config.headers, ...options.headers } : this.#config.headers,
+      headers: options.headers ? withoutHeader(options.headers, this.#authName) : undefined,
     };
   }
 
@@ -186,16 +198,13 @@ export class Transport {
 
   async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string): Promise<HttpResult> {
     const [authName, authValue] = this.#profile.auth(apiKey);
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      ...(isBrowserLike() ? {} : { 'user-agent': `tap-collections-sdk/${SDK_VERSION}` }),
-      ...settings.headers,
-    };
-    // The caller's headers may not replace authentication, whatever their case.
-    for (const name of Object.keys(headers)) if (name.toLowerCase() === authName) delete headers[name];
-    headers[authName] = authValue;
+    const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const network = <T>(step: () => Promise<T>) => this.#networkStep(step, settings, signal);
+    // The attempt's signal goes to fetch itself, not only inside ky's Request: a Request follows a signal
+    // through a weak reference, so a fetch that watched only the Request's signal could miss the abort.
+    const withSignal: FetchFunction = (input, init) => this.#config.fetch(input, { ...init, signal });
 
     const { controller: attempt, release } = followingController(settings.signal);
     const timeout = setTimeout(() => attempt.abort(), settings.timeoutMs);
@@ -205,7 +214,7 @@ export class Transport {
     this.logger.debug(`→ ${spec.method} ${spec.path}`, spec.body === undefined ? undefined : { body: spec.body });
     try {
       for (let redirects = 0; ; redirects++) {
-        const response = await this.#ky(url, { method: spec.method, headers, body, signal });
+        const response = await network(() => this.#ky(url, { method: spec.method, headers, body, signal, fetch: withSignal }));
         const next = this.#redirectTarget(response, spec.method, redirects);
         if (next !== undefined) {
           await response.body?.cancel().catch(() => undefined);
@@ -215,16 +224,14 @@ export class Transport {
         const requestId = response.headers.get('x-request-id') ?? undefined;
         if (response.status >= 200 && response.status < 300) {
           // Scrubbed like error bodies: a 2xx page that echoes the key must not carry it into a ResponseValidationError.
-          const text = scrubSecret(await this.#readSuccessBody(response, requestId, signal), apiKey);
+          const text = scrubSecret(await network(() => this.#readSuccessBody(response, requestId, signal)), apiKey);
           this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
           return { status: response.status, ...parseBodyText(text), requestId };
         }
-        const text = scrubSecret(await readBodyText(response, ERROR_BODY_LIMIT, true, signal), apiKey);
+        const text = scrubSecret(await network(() => readBodyText(response, ERROR_BODY_LIMIT, true, signal)), apiKey);
         this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
         throw mapErrorResponse(this.#profile.service, this.#profile.readErrorEnvelope, response.status, response.headers, text);
       }
-    } catch (error) {
-      throw this.#classifyFailure(error, settings, signal);
     } finally {
       clearTimeout(timeout);
       release();
@@ -269,21 +276,30 @@ export class Transport {
     return target.href;
   }
 
-  #classifyFailure(error: unknown, settings: CallSettings, attemptSignal: AbortSignal): unknown {
-    if (settings.signal?.aborted) return settings.signal.reason;
-    // Not the caller's signal, so the attempt's own timer fired.
-    if (attemptSignal.aborted) return new TimeoutError(settings.timeoutMs);
-    if (error instanceof TapCollectionsError) return error;
-    // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
-    const cause = error instanceof KyNetworkError ? error.cause : error;
-    const sent = !NOT_SENT_CODES.has(causeCode(cause) ?? '');
-    return new ConnectionError(
-      sent ? 'The connection failed; the request may have reached the service' : 'Could not connect; nothing was sent',
-      {
-        cause,
-        requestMayHaveBeenSent: sent,
-      },
-    );
+  /**
+   * Runs a step that talks to the network (the fetch, a body read) and classifies how it failed: the
+   * caller's abort, the attempt's timeout, or the connection. Only these steps are classified, so a
+   * defect elsewhere surfaces as itself instead of posing as a network failure.
+   */
+  async #networkStep<T>(step: () => Promise<T>, settings: CallSettings, attemptSignal: AbortSignal): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (settings.signal?.aborted) throw settings.signal.reason;
+      // Not the caller's signal, so the attempt's own timer fired.
+      if (attemptSignal.aborted) throw new TimeoutError(settings.timeoutMs);
+      if (error instanceof TapCollectionsError) throw error;
+      // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
+      const cause = error instanceof KyNetworkError ? error.cause : error;
+      const sent = !NOT_SENT_CODES.has(causeCode(cause) ?? '');
+      throw new ConnectionError(
+        sent ? 'The connection failed; the request may have reached the service' : 'Could not connect; nothing was sent',
+        {
+          cause,
+          requestMayHaveBeenSent: sent,
+        },
+      );
+    }
   }
 }
 
@@ -296,6 +312,7 @@ function causeCode(error: unknown): string | undefined {
   return undefined;
 }
 
-function isBrowserLike(): boolean {
-  return typeof (globalThis as { document?: unknown }).document === 'object';
+/** `headers` without `name` in any letter case: the caller's headers never replace authentication. */
+function withoutHeader(headers: Readonly<Record<string, string>>, name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([key]) => key.toLowerCase() !== name));
 }

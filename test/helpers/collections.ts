@@ -153,7 +153,8 @@ export function scriptedFetch(...replies: (() => ScriptedReply)[]) {
     if (reply === 'hang') {
       return new Promise((_resolve, reject) => {
         signal?.throwIfAborted();
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        // Holds the request, as a real fetch does: a Request's signal is linked to its source weakly.
+        signal?.addEventListener('abort', () => reject(signal.reason ?? request), { once: true });
       });
     }
     return Promise.resolve(reply);
