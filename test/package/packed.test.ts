@@ -1,0 +1,82 @@
+/**
+ * The package as users get it: `npm pack`, unpacked into a project of its own, used through `require`
+ * and `import` (both entry points) and through its bin, against the simulator over loopback.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+let project: string;
+let packedFiles: string[];
+
+const SCRIPT = (load: string) => `${load}
+(async () => {
+  const running = await testing.startSimulator();
+  try {
+    const tap = new sdk.TapClient({ apiKey: testing.TAP_API_KEYS.primary, baseUrl: running.tapBaseUrl, logLevel: 'off' });
+    const query = await tap.submitCustomerQuery({ merchantId: 'M', merchantName: 'Shop', terminalId: 'T', amount: 5, tagId: testing.TAGS.active });
+    const collections = new sdk.CollectionsClient({ apiKey: testing.COLLECTIONS_API_KEYS.primary, baseUrl: running.collectionsBaseUrl, logLevel: 'off' });
+    const { referenceId } = await collections.initiate({ productId: testing.PRODUCTS.primary, phoneNumber: sdk.mobileNumberFor(query), amount: 5 });
+    const outcome = await collections.pollUntilSettled(referenceId, { initialDelayMs: 0, intervalMs: 10 });
+    const error = await tap.submitCustomerQuery({ merchantId: '', merchantName: 'x', terminalId: 'x', amount: 1, tagId: 'x' }).catch((e) => e);
+    console.log(JSON.stringify({ statusText: outcome.statusText, validation: error instanceof sdk.RequestValidationError, base: error instanceof sdk.TapCollectionsError }));
+  } finally {
+    await running.close();
+  }
+})();
+`;
+
+beforeAll(async () => {
+  project = mkdtempSync(path.join(tmpdir(), 'tap-collections-sdk-packed-'));
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], { cwd: root });
+  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  packedFiles = packed?.files.map((file) => file.path) ?? [];
+  const installed = path.join(project, 'node_modules', 'tap-collections-sdk');
+  mkdirSync(installed, { recursive: true });
+  await run('tar', ['-xzf', path.join(project, packed?.filename ?? ''), '-C', installed, '--strip-components=1']);
+  // The runtime dependencies, as npm would install them next to the package.
+  for (const dependency of ['ky', 'zod'])
+    symlinkSync(path.join(root, 'node_modules', dependency), path.join(project, 'node_modules', dependency), 'dir');
+  writeFileSync(path.join(project, 'package.json'), '{ "name": "partner-app", "private": true }');
+  writeFileSync(
+    path.join(project, 'use.cjs'),
+    SCRIPT("const sdk = require('tap-collections-sdk'); const testing = require('tap-collections-sdk/testing');"),
+  );
+  writeFileSync(
+    path.join(project, 'use.mjs'),
+    SCRIPT("import * as sdk from 'tap-collections-sdk'; import * as testing from 'tap-collections-sdk/testing';"),
+  );
+}, 60_000);
+
+afterAll(() => {
+  rmSync(project, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  it('ships the build, the README and package.json only', () => {
+    expect(packedFiles.every((file) => file.startsWith('dist/') || file === 'README.md' || file === 'package.json')).toBe(true);
+    expect(packedFiles).toEqual(
+      expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/testing/cli.js']),
+    );
+    expect(readdirSync(project).some((name) => name.endsWith('.tgz'))).toBe(true);
+  });
+
+  it.each([
+    ['require (CommonJS)', 'use.cjs'],
+    ['import (ESM)', 'use.mjs'],
+  ])('works through %s, both entry points, a whole flow against the simulator', async (_how, script) => {
+    const { stdout } = await run(process.execPath, [script], { cwd: project, timeout: 30_000 });
+    expect(JSON.parse(stdout)).toEqual({ statusText: 'successful', validation: true, base: true });
+  });
+
+  it('runs its bin', async () => {
+    const { stdout } = await run(process.execPath, ['node_modules/tap-collections-sdk/dist/testing/cli.js', '--help'], { cwd: project });
+    expect(stdout).toContain('simulate');
+  });
+});
