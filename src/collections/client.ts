@@ -141,7 +141,8 @@ export class CollectionsClient {
    * `failed` (a failed payment is a result, not an exception).
    *
    * Checks at once, then after `initialDelayMs` (5 s), then every `intervalMs` growing to `maxIntervalMs`
-   * (1.5 s → 2 s), jittered. Network errors, timeouts, 408, 429 (honouring `Retry-After`) and 5xx keep it
+   * (1.5 s → 2 s), jittered. When you set `intervalMs`, it is also the first pause (unless you set
+   * `initialDelayMs` too). Network errors, timeouts, 408, 429 (honouring `Retry-After`) and 5xx keep it
    * waiting; 400/401/403/422 end it at once; a 404 keeps it waiting for `notFoundGraceMs` (10 s), then ends it.
    * `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is not used).
    *

@@ -17,10 +17,11 @@ export interface PollOptions extends RequestOptions {
   maxWaitMs?: number;
   /**
    * The pause after the first check, made at once: a customer needs some seconds to see the prompt and
-   * enter their PIN, so checking sooner only costs requests. @defaultValue 5000
+   * enter their PIN, so checking sooner only costs requests.
+   * @defaultValue `intervalMs` when you set it (it is then the first pause), else 5000
    */
   initialDelayMs?: number;
-  /** The first of the growing pauses after that; each is 1.5× the one before. @defaultValue 1500 */
+  /** The growing pauses start here; each is 1.5× the one before. @defaultValue 1500 */
   intervalMs?: number;
   /** The largest pause. @defaultValue 2000 */
   maxIntervalMs?: number;
@@ -79,26 +80,34 @@ interface PollPlan extends PollSchedule {
 }
 
 function planPoll(options: PollOptions): PollPlan {
-  const plan = {
+  // The options as given are checked first, so an issue names what the caller wrote, not a derived value.
+  const issues: ValidationIssue[] = [];
+  const range = `must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`;
+  if (options.maxWaitMs !== undefined && !isTimerMs(options.maxWaitMs)) {
+    issues.push({ path: 'options.maxWaitMs', message: `must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}` });
+  }
+  for (const key of ['initialDelayMs', 'intervalMs', 'maxIntervalMs', 'notFoundGraceMs'] as const) {
+    if (options[key] !== undefined && !isTimerMs(options[key], 0)) issues.push({ path: `options.${key}`, message: range });
+  }
+  if (options.onUpdate !== undefined && typeof options.onUpdate !== 'function') {
+    issues.push({ path: 'options.onUpdate', message: 'must be a function' });
+  }
+  const intervalMs = options.intervalMs ?? POLL_DEFAULTS.intervalMs;
+  const maxIntervalMs = options.maxIntervalMs ?? Math.max(POLL_DEFAULTS.maxIntervalMs, intervalMs);
+  const intervalsValid = !issues.some((issue) => issue.path === 'options.intervalMs' || issue.path === 'options.maxIntervalMs');
+  if (intervalsValid && maxIntervalMs < intervalMs) {
+    issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
+  }
+  if (issues.length > 0) throw new RequestValidationError(issues, 'options');
+  return {
     maxWaitMs: options.maxWaitMs ?? POLL_DEFAULTS.maxWaitMs,
-    initialDelayMs: options.initialDelayMs ?? POLL_DEFAULTS.initialDelayMs,
-    intervalMs: options.intervalMs ?? POLL_DEFAULTS.intervalMs,
-    maxIntervalMs: options.maxIntervalMs ?? Math.max(POLL_DEFAULTS.maxIntervalMs, options.intervalMs ?? 0),
+    // A caller who sets intervalMs means it as the first pause; the quiet start belongs to the default schedule.
+    initialDelayMs: options.initialDelayMs ?? options.intervalMs ?? POLL_DEFAULTS.initialDelayMs,
+    intervalMs,
+    maxIntervalMs,
     notFoundGraceMs: options.notFoundGraceMs ?? POLL_DEFAULTS.notFoundGraceMs,
     onUpdate: options.onUpdate,
   };
-  const issues: ValidationIssue[] = [];
-  const range = `must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`;
-  if (!isTimerMs(plan.maxWaitMs))
-    issues.push({ path: 'options.maxWaitMs', message: `must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}` });
-  for (const key of ['initialDelayMs', 'intervalMs', 'maxIntervalMs', 'notFoundGraceMs'] as const) {
-    if (!isTimerMs(plan[key], 0)) issues.push({ path: `options.${key}`, message: range });
-  }
-  if (plan.maxIntervalMs < plan.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
-  if (plan.onUpdate !== undefined && typeof plan.onUpdate !== 'function')
-    issues.push({ path: 'options.onUpdate', message: 'must be a function' });
-  if (issues.length > 0) throw new RequestValidationError(issues, 'options');
-  return plan;
 }
 
 /** One status check: a single attempt limited to `timeoutMs` (the poll itself rides failures out). */

@@ -132,6 +132,18 @@ describe('pollUntilSettled: settling', () => {
     expect(requests).toHaveLength(7);
   });
 
+  it('takes intervalMs as the first pause when it is set without initialDelayMs (the contract’s meaning)', async () => {
+    useFakeClock();
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const { times, started } = stampRequests(status('pending'));
+    const poll = track(collectionsClient().pollUntilSettled(REFERENCE_ID, { intervalMs: 100, maxIntervalMs: 150, maxWaitMs: 60_000 }));
+    await started();
+    await advanceTime(400);
+    // 100 first (not the default schedule's 5 s), then 100 growing ×1.5 to the 150 cap.
+    expectPauses(times, [100, 100, 150]);
+    expect(poll.settled).toBe(false);
+  });
+
   it('jitters each pause by at most ±10%', async () => {
     useFakeClock();
     vi.spyOn(Math, 'random').mockReturnValue(1);
