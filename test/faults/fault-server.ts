@@ -11,6 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { validationProblem as documentedValidationProblem } from '../helpers/collections.js';
+import { customerQuery } from '../helpers/fixtures.js';
 
 export const TAP_KEY = 'tap_fault_key_1a2b3c4d5e6f';
 export const OTHER_PARTNER_TAP_KEY = 'tap_fault_key_other_partner_9z8y';
@@ -181,21 +183,7 @@ const collectionsError = (status: number, code: string, message: string): Reply 
 });
 
 function validationProblem(instance: string, errors: { message: string; rule: string; field: string }[]): Reply {
-  return {
-    status: 422,
-    json: {
-      success: false,
-      data: null,
-      code: 'E_VALIDATION_ERROR',
-      type: 'https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/422',
-      title: 'Validation Error',
-      status: 422,
-      detail: 'Validation failure',
-      instance,
-      errors,
-      requestId: 'req-422',
-    },
-  };
+  return { status: 422, json: documentedValidationProblem(instance, errors) };
 }
 
 function isText(value: unknown): value is string {
@@ -203,29 +191,7 @@ function isText(value: unknown): value is string {
 }
 
 function buildQuery(input: TapQueryInput, partner: { partnerId: string; partnerName: string }): TapQuery {
-  return {
-    id: randomUUID(),
-    partner: { ...partner },
-    customer: { firstName: 'Mwila', lastName: 'Banda' },
-    tag: {
-      tagId: input.tagId,
-      tagNumber: '0001-2345',
-      mobileNumbers: [{ operator: 'airtel_money', mobileNumber: '260977123456', status: 'active' }],
-      status: 'active',
-    },
-    transaction: {
-      merchantId: input.merchantId,
-      merchantName: input.merchantName,
-      terminalId: input.terminalId,
-      referenceId: input.referenceId,
-      currency: 'ZMW',
-      amount: input.amount,
-      serviceCharge: 2.5,
-      status: 'pending',
-    },
-    createdAt: FIXED_TIME,
-    updatedAt: FIXED_TIME,
-  };
+  return customerQuery(input, { id: randomUUID(), partner: { ...partner }, createdAt: FIXED_TIME, updatedAt: FIXED_TIME });
 }
 
 async function startRecordingServer(): Promise<RecordingServer> {

@@ -40,7 +40,12 @@ export function statusBody(status: Partial<CollectionStatus> & Record<string, un
  * The HTTP 422 validation problem body of section 7, every documented field with its documented value
  * (`type`, `instance`, the item's `message` and `requestId` are not given a value there; these are examples).
  */
-export function validationProblem(instance = checkPath('not-a-uuid')) {
+export function validationProblem(
+  instance = checkPath('not-a-uuid'),
+  errors: { message: string; rule: string; field: string }[] = [
+    { message: 'The referenceId field must be a valid UUID', rule: 'uuid', field: 'params.referenceId' },
+  ],
+) {
   return {
     success: false,
     data: null,
@@ -50,7 +55,7 @@ export function validationProblem(instance = checkPath('not-a-uuid')) {
     status: 422,
     detail: 'Validation failure',
     instance,
-    errors: [{ message: 'The referenceId field must be a valid UUID', rule: 'uuid', field: 'params.referenceId' }],
+    errors,
     requestId: 'req-01HZX3K9Q7M2V8T4C6B1N5R0PE',
   };
 }
