@@ -1,7 +1,12 @@
 import { defineConfig, type Options } from 'tsup';
 
 const shared: Options = {
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/cli': 'src/testing/cli.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'testing/cli': 'src/testing/cli.ts',
+    'postgres/index': 'src/postgres/index.ts',
+  },
   dts: true,
   sourcemap: true,
   target: 'node22',

@@ -1,0 +1,328 @@
+/**
+ * `tap-collections-sdk/postgres`: a payment journal in PostgreSQL, shared by every process and machine that
+ * points at the same table, so several settlement workers can split the open payments between them.
+ *
+ * ```ts
+ * import { CollectionsClient } from 'tap-collections-sdk';
+ * import { PostgresJournal } from 'tap-collections-sdk/postgres';
+ *
+ * const journal = new PostgresJournal({ connectionString: process.env.DATABASE_URL });
+ * const collections = new CollectionsClient({ journal });
+ * ```
+ *
+ * Needs the `pg` package (an optional peer dependency: `npm install pg`) unless you pass a pool of your own.
+ *
+ * @packageDocumentation
+ */
+import type {
+  LeaseRequest,
+  PaymentChange,
+  PaymentError,
+  PaymentFilter,
+  PaymentJournal,
+  PaymentRecord,
+  PaymentState,
+} from '../journal/journal.js';
+
+/** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
+export interface PostgresPool {
+  /** Runs one statement with positional parameters (`$1`, `$2`, …). */
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  /** Closes the pool's connections. */
+  end(): Promise<void>;
+}
+
+/** Options of {@link PostgresJournal}: a connection string (the journal opens and owns a pool) or your pool. */
+export type PostgresJournalOptions = (
+  | {
+      /** `postgres://user:password@host:5432/database`; the journal opens a `pg.Pool` (10 connections) and `close()` ends it. */
+      connectionString: string;
+      pool?: never;
+    }
+  | {
+      /** A `pg.Pool` you own (the journal never ends it). */
+      pool: PostgresPool;
+      connectionString?: never;
+    }
+) & {
+  /**
+   * The table's name: letters, digits and `_`, not starting with a digit, at most 63 characters; created
+   * on first use (or by {@link PostgresJournal.migrate}). @defaultValue `'tap_payment_journal'`
+   */
+  tableName?: string;
+  /** The schema the table lives in (same rules as `tableName`). @defaultValue the connection's `search_path` */
+  schema?: string;
+};
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const OPEN = "('initiating', 'pending', 'unknown')";
+
+/** The columns, in the order {@link rowToRecord} reads them. */
+interface Row {
+  reference_id: string;
+  state: PaymentState;
+  product_id: string;
+  amount: number;
+  currency: string;
+  phone_number: string;
+  narration: string | null;
+  fingerprint: string;
+  created_at: string;
+  updated_at: string;
+  status_text: string | null;
+  transaction_code: string | null;
+  reason: string | null;
+  error: PaymentError | null;
+}
+
+/**
+ * A {@link PaymentJournal} in one PostgreSQL table.
+ *
+ * - Every method is one statement (autocommit), so a method that resolves has committed its write.
+ * - Leases are claimed with `FOR UPDATE SKIP LOCKED` and measured by the database server's clock
+ *   (`now()`), so workers on machines whose clocks disagree still never hold one record at once.
+ * - The table is created on first use (under an advisory lock, so processes starting together do not
+ *   race), or ahead of time with {@link PostgresJournal.migrate}.
+ */
+export class PostgresJournal implements PaymentJournal {
+  readonly #table: string;
+  readonly #indexName: string;
+  readonly #ownsPool: boolean;
+  readonly #connectionString: string | undefined;
+  #pool: PostgresPool | Promise<PostgresPool> | undefined;
+  #ready: Promise<void> | undefined;
+
+  /** @throws TypeError on a missing connection or a table or schema name that is not a plain identifier. */
+  constructor(options: PostgresJournalOptions) {
+    const { tableName = 'tap_payment_journal', schema } = options ?? ({} as PostgresJournalOptions);
+    if (!IDENTIFIER.test(tableName)) throw new TypeError('PostgresJournal: tableName must match /^[A-Za-z_][A-Za-z0-9_]{0,62}$/');
+    if (schema !== undefined && !IDENTIFIER.test(schema))
+      throw new TypeError('PostgresJournal: schema must match /^[A-Za-z_][A-Za-z0-9_]{0,62}$/');
+    if (options?.pool !== undefined) {
+      if (typeof options.pool.query !== 'function') throw new TypeError('PostgresJournal: pool must have a query method');
+      this.#pool = options.pool;
+      this.#ownsPool = false;
+    } else if (typeof options?.connectionString === 'string' && options.connectionString !== '') {
+      this.#connectionString = options.connectionString;
+      this.#ownsPool = true;
+    } else {
+      throw new TypeError('PostgresJournal: pass { connectionString } or { pool }');
+    }
+    // Identifiers are checked above and quoted here, so the name can never carry SQL.
+    this.#table = schema === undefined ? `"${tableName}"` : `"${schema}"."${tableName}"`;
+    this.#indexName = `"${tableName}_open_idx"`;
+  }
+
+  /**
+   * Creates the table and its index if they do not exist (idempotent, safe from several processes at
+   * once). Called on first use; call it yourself to create the schema at deploy time instead.
+   */
+  migrate(): Promise<void> {
+    this.#ready ??= this.#migrate().catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async #migrate(): Promise<void> {
+    const pool = await this.#poolOf();
+    // One statement list in one implicit transaction: the advisory lock serializes concurrent first uses,
+    // whose CREATE … IF NOT EXISTS would otherwise race on the catalog.
+    await pool.query(
+      `DO $$ BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('tap-collections-sdk journal'));
+        CREATE TABLE IF NOT EXISTS ${this.#table} (
+          reference_id text COLLATE "C" PRIMARY KEY,
+          state text NOT NULL,
+          product_id text NOT NULL,
+          amount double precision NOT NULL,
+          currency text NOT NULL,
+          phone_number text NOT NULL,
+          narration text,
+          fingerprint text NOT NULL,
+          created_at text COLLATE "C" NOT NULL,
+          updated_at text NOT NULL,
+          status_text text,
+          transaction_code text,
+          reason text,
+          error jsonb,
+          lease_owner text,
+          lease_expires_at timestamptz
+        );
+        CREATE INDEX IF NOT EXISTS ${this.#indexName} ON ${this.#table} (created_at, reference_id) WHERE state IN ${OPEN};
+      END $$`,
+    );
+  }
+
+  async #poolOf(): Promise<PostgresPool> {
+    if (this.#pool === undefined) {
+      const connectionString = this.#connectionString as string;
+      this.#pool = import('pg').then((module) => {
+        const pg = (module as { default?: typeof module }).default ?? module;
+        return new pg.Pool({ connectionString }) as unknown as PostgresPool;
+      });
+    }
+    return this.#pool;
+  }
+
+  async #query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
+    await this.migrate();
+    const pool = await this.#poolOf();
+    return pool.query(text, values);
+  }
+
+  /** {@inheritDoc PaymentJournal.insert} */
+  async insert(record: PaymentRecord): Promise<boolean> {
+    const result = await this.#query(
+      `INSERT INTO ${this.#table} (reference_id, state, product_id, amount, currency, phone_number, narration, fingerprint,
+        created_at, updated_at, status_text, transaction_code, reason, error)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       ON CONFLICT (reference_id) DO NOTHING`,
+      [
+        record.referenceId,
+        record.state,
+        record.productId,
+        record.amount,
+        record.currency,
+        record.phoneNumber,
+        record.narration ?? null,
+        record.fingerprint,
+        record.createdAt,
+        record.updatedAt,
+        record.statusText ?? null,
+        record.transactionCode ?? null,
+        record.reason ?? null,
+        record.error === undefined ? null : JSON.stringify(record.error),
+      ],
+    );
+    return result.rowCount === 1;
+  }
+
+  /** {@inheritDoc PaymentJournal.update} */
+  async update(referenceId: string, change: PaymentChange): Promise<PaymentRecord | undefined> {
+    const assignments = ['state = $2', 'updated_at = $3'];
+    const values: unknown[] = [referenceId, change.state, change.updatedAt];
+    const optional = [
+      ['status_text', change.statusText],
+      ['transaction_code', change.transactionCode],
+      ['reason', change.reason],
+      ['error', change.error === undefined ? undefined : JSON.stringify(change.error)],
+    ] as const;
+    for (const [column, value] of optional) {
+      if (value === undefined) continue;
+      values.push(value);
+      assignments.push(`${column} = $${values.length}`);
+    }
+    // The condition on the open states makes "final states never change" hold under any concurrency.
+    const updated = await this.#query(
+      `UPDATE ${this.#table} SET ${assignments.join(', ')} WHERE reference_id = $1 AND state IN ${OPEN} RETURNING *`,
+      values,
+    );
+    if (updated.rows.length === 1) return rowToRecord(updated.rows[0] as Row);
+    return this.get(referenceId);
+  }
+
+  /** {@inheritDoc PaymentJournal.get} */
+  async get(referenceId: string): Promise<PaymentRecord | undefined> {
+    const result = await this.#query(`SELECT * FROM ${this.#table} WHERE reference_id = $1`, [referenceId]);
+    return result.rows.length === 0 ? undefined : rowToRecord(result.rows[0] as Row);
+  }
+
+  /** {@inheritDoc PaymentJournal.list} */
+  async list(filter?: PaymentFilter): Promise<PaymentRecord[]> {
+    const values: unknown[] = [];
+    let where = '';
+    if (filter?.states !== undefined) {
+      values.push([...filter.states]);
+      where = 'WHERE state = ANY($1)';
+    }
+    let limit = '';
+    if (filter?.limit !== undefined) {
+      values.push(filter.limit);
+      limit = `LIMIT $${values.length}`;
+    }
+    const result = await this.#query(`SELECT * FROM ${this.#table} ${where} ORDER BY created_at, reference_id ${limit}`, values);
+    return result.rows.map((row) => rowToRecord(row as Row));
+  }
+
+  /** {@inheritDoc PaymentJournal.lease} */
+  async lease(request: LeaseRequest): Promise<PaymentRecord[]> {
+    // SKIP LOCKED lets concurrent workers claim disjoint batches without waiting for each other; the
+    // claim re-checks the lease on the row's newest version, so a lease is never granted twice.
+    const result = await this.#query(
+      `WITH free AS (
+         SELECT reference_id FROM ${this.#table}
+         WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= now())
+         ORDER BY created_at, reference_id
+         LIMIT $3
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE ${this.#table} AS journal
+       SET lease_owner = $1, lease_expires_at = now() + $2 * interval '1 millisecond'
+       FROM free WHERE journal.reference_id = free.reference_id
+       RETURNING journal.*`,
+      [request.owner, request.leaseMs, request.limit],
+    );
+    return result.rows.map((row) => rowToRecord(row as Row)).sort(oldestFirst);
+  }
+
+  /**
+   * {@inheritDoc PaymentJournal.renew}
+   *
+   * A lease that ran out but was not taken by another owner is still the owner's; a record that became
+   * final is no longer leased (there is nothing left to do for it).
+   */
+  async renew(owner: string, referenceIds: readonly string[], leaseMs: number): Promise<string[]> {
+    if (referenceIds.length === 0) return [];
+    const result = await this.#query(
+      `UPDATE ${this.#table} SET lease_expires_at = now() + $3 * interval '1 millisecond'
+       WHERE reference_id = ANY($2) AND lease_owner = $1 AND state IN ${OPEN}
+       RETURNING reference_id`,
+      [owner, [...referenceIds], leaseMs],
+    );
+    return result.rows.map((row) => (row as Row).reference_id);
+  }
+
+  /** {@inheritDoc PaymentJournal.release} */
+  async release(owner: string, referenceIds: readonly string[]): Promise<void> {
+    if (referenceIds.length === 0) return;
+    await this.#query(
+      `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL WHERE reference_id = ANY($2) AND lease_owner = $1`,
+      [owner, [...referenceIds]],
+    );
+  }
+
+  /** Ends the pool the journal opened from a connection string (a pool you passed is left to you). */
+  async close(): Promise<void> {
+    if (!this.#ownsPool || this.#pool === undefined) return;
+    const pool = await this.#pool;
+    this.#pool = undefined;
+    this.#ready = undefined;
+    await pool.end();
+  }
+}
+
+function rowToRecord(row: Row): PaymentRecord {
+  return {
+    referenceId: row.reference_id,
+    state: row.state,
+    productId: row.product_id,
+    amount: row.amount,
+    currency: row.currency,
+    phoneNumber: row.phone_number,
+    ...(row.narration === null ? {} : { narration: row.narration }),
+    fingerprint: row.fingerprint,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.status_text === null ? {} : { statusText: row.status_text }),
+    ...(row.transaction_code === null ? {} : { transactionCode: row.transaction_code }),
+    ...(row.reason === null ? {} : { reason: row.reason }),
+    ...(row.error === null ? {} : { error: row.error }),
+  };
+}
+
+function oldestFirst(a: PaymentRecord, b: PaymentRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.referenceId < b.referenceId ? -1 : a.referenceId > b.referenceId ? 1 : 0;
+}
