@@ -47,6 +47,18 @@ export type { Logger, LogLevel } from './core/logger.js';
 export { maskPhoneNumber } from './core/redact.js';
 export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
+export {
+  isOpenPaymentState,
+  type LeaseRequest,
+  OPEN_PAYMENT_STATES,
+  type PaymentChange,
+  type PaymentError,
+  type PaymentFilter,
+  type PaymentJournal,
+  type PaymentRecord,
+  type PaymentState,
+} from './journal/journal.js';
+export { MemoryJournal, type MemoryJournalOptions } from './journal/memory.js';
 export { TapClient, type TapClientOptions } from './tap/client.js';
 export { TAP_ALREADY_EXISTS } from './tap/envelope.js';
 export { mobileNumberFor } from './tap/mobile-number.js';
