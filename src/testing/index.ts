@@ -62,4 +62,4 @@ export {
   type SimulatorResponse,
   type StoredCollection,
   type StoredCustomerQuery,
-} from './state.js';
+} from './simulator.js';
