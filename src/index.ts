@@ -19,6 +19,7 @@ export {
   type InitiatedCollection,
   type KnownCollectionStatus,
 } from './collections/schemas.js';
+export type { SettlementWorker, SettlementWorkerOptions } from './collections/settlement-worker.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions } from './core/config.js';
 export {
   ApiError,

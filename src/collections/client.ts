@@ -23,6 +23,7 @@ import {
   InitiateCollectionResponseSchema,
   type InitiatedCollection,
 } from './schemas.js';
+import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. */
 export interface CollectionsClientOptions extends ClientOptions {
@@ -158,6 +159,31 @@ export class CollectionsClient {
       options,
       settings.timeoutMs,
       this.#transport.logger,
+    );
+  }
+
+  /**
+   * Starts a settlement worker: it settles every open payment of the journal (also those other processes
+   * wrote) with one scheduler, at most `requestsPerSecond` status checks in any second (default 10), a
+   * pause of every check on a 429, and leases, so workers on several machines share one journal and take
+   * over the payments of a worker that died. Call `stop()` on shutdown. See docs/settlement-worker.md.
+   *
+   * @throws {@link ConfigurationError} when there is no journal to settle.
+   * @throws {@link RequestValidationError} naming each bad option.
+   */
+  startSettlementWorker(options: SettlementWorkerOptions = {}): SettlementWorker {
+    const journal = options.journal;
+    if (journal === undefined) throw new ConfigurationError('startSettlementWorker needs a journal: pass options.journal');
+    const settings = this.#transport.settingsFor(undefined);
+    return startSettlementWorker(
+      {
+        journal,
+        check: (referenceId, timeoutMs, signal) => this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs }),
+        timeoutMs: settings.timeoutMs,
+        maxRetries: settings.maxRetries,
+        logger: this.#transport.logger,
+      },
+      options,
     );
   }
 

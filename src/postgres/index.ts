@@ -54,6 +54,11 @@ export type PostgresJournalOptions = (
   schema?: string;
 };
 
+/** The part of the `pg` module the journal uses. */
+interface PgModule {
+  Pool: new (config: { connectionString: string }) => PostgresPool;
+}
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
 
@@ -158,9 +163,10 @@ export class PostgresJournal implements PaymentJournal {
   async #poolOf(): Promise<PostgresPool> {
     if (this.#pool === undefined) {
       const connectionString = this.#connectionString as string;
-      this.#pool = import('pg').then((module) => {
-        const pg = (module as { default?: typeof module }).default ?? module;
-        return new pg.Pool({ connectionString }) as unknown as PostgresPool;
+      // Loaded on first use: `pg` is an optional peer, and CommonJS (its default export holds the API).
+      this.#pool = import('pg').then((module: unknown) => {
+        const pg = ((module as { default?: unknown }).default ?? module) as PgModule;
+        return new pg.Pool({ connectionString });
       });
     }
     return this.#pool;

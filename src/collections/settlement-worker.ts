@@ -1,0 +1,493 @@
+/**
+ * The settlement worker: settles every open payment of a journal with one scheduler (a due-time queue and
+ * one timer), one request budget for the whole worker, and leases so that workers in several processes or
+ * machines share the open payments without two of them checking one payment at once.
+ *
+ * Longer than most files (about 330 lines) because the scheduler, the lease bookkeeping and the stop
+ * sequence share their state; split apart, each would need the others' internals.
+ *
+ * @module
+ */
+import { isTimerMs } from '../core/config.js';
+import { type DueItem, DueQueue } from '../core/due-queue.js';
+import { ApiError, NotFoundError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import type { LevelLogger } from '../core/logger.js';
+import { BACKOFF_MAX_MS, backoffDelayMs, isRetryable } from '../core/retry.js';
+import { TokenBucket } from '../core/token-bucket.js';
+import { newReferenceId } from '../core/uuid.js';
+import { isOpenPaymentState, type PaymentChange, type PaymentJournal, type PaymentRecord, type PaymentState } from '../journal/journal.js';
+import { POLL_DEFAULTS, type PollSchedule, pollPauseMs } from './poller.js';
+import type { CollectionStatus } from './schemas.js';
+
+/** Options of {@link CollectionsClient.startSettlementWorker}. Every duration is in milliseconds. */
+export interface SettlementWorkerOptions {
+  /** Status checks per second of the whole worker, all payments together, in any 1 s window. @defaultValue 10 */
+  requestsPerSecond?: number;
+  /** Status checks (and `onSettled` calls) in progress at once. @defaultValue 16 */
+  maxConcurrentChecks?: number;
+  /**
+   * Called once for each payment this worker brings to a final state (`successful`, `failed`, or
+   * `not-sent`), with the record as the journal stores it, before the journal records the final state.
+   * If it throws (or its promise rejects) the payment stays open and is delivered again later; if the
+   * process dies in between, another worker delivers it again: make it idempotent by `referenceId`.
+   */
+  onSettled?: (record: PaymentRecord) => void | Promise<void>;
+  /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
+  signal?: AbortSignal;
+  /** The first check of a payment is due this long after its record was created. @defaultValue 5000 */
+  initialDelayMs?: number;
+  /** The pause after the first check; each next one is 1.5× longer. @defaultValue 1500 */
+  intervalMs?: number;
+  /** The largest pause between two checks of one payment. @defaultValue 2000 */
+  maxIntervalMs?: number;
+  /**
+   * How long after its record was last written a 404 still means "not visible yet" for an `unknown`
+   * record; after it, the record becomes `not-sent`. An `initiating` record waits at least as long as an
+   * `initiate` call of this client can last (its attempts, timeouts and backoff), so a request still in
+   * flight elsewhere is never declared not sent. `pending` records never become `not-sent`.
+   * @defaultValue 10000
+   */
+  notFoundGraceMs?: number;
+  /** How long a lease lasts unless renewed; renewed every third of it. @defaultValue 30000 */
+  leaseMs?: number;
+  /** The most open payments this worker leases at once (the rest are left to other workers). @defaultValue 1000 */
+  maxLeasedPayments?: number;
+  /** How often the worker looks for open payments nobody holds. @defaultValue 1000 */
+  scanIntervalMs?: number;
+  /** The journal to settle. @defaultValue the client's `journal` */
+  journal?: PaymentJournal;
+}
+
+/** A running settlement worker. */
+export interface SettlementWorker {
+  /** This worker's lease owner id (unique per worker). */
+  readonly workerId: string;
+  /**
+   * Stops taking work, aborts the checks in flight, lets `onSettled` calls and journal writes in progress
+   * finish, releases every lease, and resolves when no request is in flight and no timer is left.
+   */
+  stop(): Promise<void>;
+  /** Resolves once the worker has stopped (by {@link SettlementWorker.stop} or its `signal`). */
+  readonly done: Promise<void>;
+}
+
+/** What the worker needs from its client. */
+export interface SettlementWorkerContext {
+  readonly journal: PaymentJournal;
+  /** One status request, no retries, limited to `timeoutMs`, aborted by `signal`. */
+  readonly check: (referenceId: string, timeoutMs: number, signal: AbortSignal) => Promise<CollectionStatus>;
+  /** The client's per-attempt time limit. */
+  readonly timeoutMs: number;
+  /** The client's retries after a first attempt (bounds how long an `initiate` can last). */
+  readonly maxRetries: number;
+  readonly logger: LevelLogger;
+}
+
+interface Held extends DueItem {
+  readonly referenceId: string;
+  state: PaymentState;
+  statusText: string | undefined;
+  /** When the record was last written (its `updatedAt`), for the 404 grace. */
+  writtenAt: number;
+  /** The next pause number of the poll schedule. */
+  pauses: number;
+  /** When our lease runs out at the latest: measured from before the lease call was sent. */
+  leaseUntil: number;
+  queued: boolean;
+  /** No longer ours (lease lost, settled, or stopped). */
+  gone: boolean;
+}
+
+const SETTLED = new Set(['successful', 'failed']);
+/** Ids per renew or release statement. */
+const BATCH = 1_000;
+
+interface Plan extends PollSchedule {
+  requestsPerSecond: number;
+  maxConcurrentChecks: number;
+  notFoundGraceMs: number;
+  leaseMs: number;
+  maxLeasedPayments: number;
+  scanIntervalMs: number;
+}
+
+function plan(options: SettlementWorkerOptions): Plan {
+  const issues: ValidationIssue[] = [];
+  const whole = (key: 'requestsPerSecond' | 'maxConcurrentChecks' | 'maxLeasedPayments', fallback: number) => {
+    const value = options[key] ?? fallback;
+    if (!Number.isSafeInteger(value) || value < 1) issues.push({ path: `options.${key}`, message: 'must be a whole number ≥ 1' });
+    return value;
+  };
+  const ms = (key: keyof PollSchedule | 'notFoundGraceMs' | 'leaseMs' | 'scanIntervalMs', fallback: number, min = 0) => {
+    const value = options[key] ?? fallback;
+    if (!isTimerMs(value, min)) issues.push({ path: `options.${key}`, message: `must be a whole number of milliseconds ≥ ${min}` });
+    return value;
+  };
+  for (const key of ['onSettled'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'function')
+      issues.push({ path: `options.${key}`, message: 'must be a function' });
+  }
+  const result: Plan = {
+    requestsPerSecond: whole('requestsPerSecond', 10),
+    maxConcurrentChecks: whole('maxConcurrentChecks', 16),
+    maxLeasedPayments: whole('maxLeasedPayments', 1_000),
+    initialDelayMs: ms('initialDelayMs', POLL_DEFAULTS.initialDelayMs),
+    intervalMs: ms('intervalMs', POLL_DEFAULTS.intervalMs),
+    maxIntervalMs: ms('maxIntervalMs', Math.max(POLL_DEFAULTS.maxIntervalMs, options.intervalMs ?? 0)),
+    notFoundGraceMs: ms('notFoundGraceMs', POLL_DEFAULTS.notFoundGraceMs),
+    leaseMs: ms('leaseMs', 30_000, 100),
+    scanIntervalMs: ms('scanIntervalMs', 1_000, 1),
+  };
+  if (result.maxIntervalMs < result.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
+  if (issues.length > 0) throw new RequestValidationError(issues, 'options');
+  return result;
+}
+
+/** Starts a worker; see {@link CollectionsClient.startSettlementWorker}. */
+export function startSettlementWorker(context: SettlementWorkerContext, options: SettlementWorkerOptions = {}): SettlementWorker {
+  return new Worker(context, options);
+}
+
+class Worker implements SettlementWorker {
+  readonly workerId: string = newReferenceId();
+  readonly done: Promise<void>;
+  readonly #context: SettlementWorkerContext;
+  readonly #plan: Plan;
+  readonly #onSettled: SettlementWorkerOptions['onSettled'];
+  readonly #signal: AbortSignal | undefined;
+  readonly #queue = new DueQueue<Held>();
+  readonly #held = new Map<string, Held>();
+  readonly #bucket: TokenBucket;
+  readonly #abort = new AbortController();
+  readonly #tasks = new Set<Promise<void>>();
+  /** A lease must have this much left beyond a check's time limit when the check starts. */
+  readonly #leaseMarginMs: number;
+  /** How long an `initiate` of this client can last at most: attempts, their time limits and backoff. */
+  readonly #initiateWindowMs: number;
+  #resolveDone!: () => void;
+  #stopped: Promise<void> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+  #inFlight = 0;
+  #pausedUntil = 0;
+  #rateLimited = 0;
+  #nextScanAt = 0;
+  #nextRenewAt: number;
+  #scanning: Promise<void> | undefined;
+  #renewing: Promise<void> | undefined;
+
+  constructor(context: SettlementWorkerContext, options: SettlementWorkerOptions) {
+    this.#plan = plan(options);
+    options.signal?.throwIfAborted();
+    this.#context = context;
+    this.#onSettled = options.onSettled;
+    this.#signal = options.signal;
+    this.#bucket = new TokenBucket(this.#plan.requestsPerSecond);
+    this.#leaseMarginMs = Math.min(1_000, Math.ceil(this.#plan.leaseMs / 10));
+    this.#initiateWindowMs = (context.maxRetries + 1) * context.timeoutMs + context.maxRetries * BACKOFF_MAX_MS;
+    this.#nextRenewAt = Date.now() + this.#plan.leaseMs / 3;
+    this.done = new Promise((resolve) => {
+      this.#resolveDone = resolve;
+    });
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#pump();
+  }
+
+  readonly #onAbort = () => {
+    void this.stop();
+  };
+
+  stop(): Promise<void> {
+    this.#stopped ??= this.#shutDown();
+    return this.#stopped;
+  }
+
+  async #shutDown(): Promise<void> {
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#abort.abort(new DOMException('The settlement worker stopped', 'AbortError'));
+    // Settling steps in progress (onSettled, journal writes) finish: cutting them would deliver twice.
+    while (this.#tasks.size > 0 || this.#scanning || this.#renewing) {
+      await Promise.allSettled([...this.#tasks, this.#scanning, this.#renewing]);
+    }
+    const ids = [...this.#held.keys()];
+    this.#held.clear();
+    this.#queue.clear();
+    for (let start = 0; start < ids.length; start += BATCH) {
+      await this.#context.journal.release(this.workerId, ids.slice(start, start + BATCH)).catch((error: unknown) => {
+        this.#context.logger.warn('settlement worker: could not release leases; they run out by themselves', reasonOf(error));
+      });
+    }
+    this.#resolveDone();
+  }
+
+  /** Starts whatever is due, then arms the one timer for the next thing that will be. */
+  #pump(): void {
+    if (this.#stopped) return;
+    const now = Date.now();
+    if (!this.#scanning && now >= this.#nextScanAt) {
+      const head = this.#queue.peek();
+      // A worker already behind its schedule leaves new payments to workers that have time for them.
+      const behind = head !== undefined && head.dueAt < now - this.#plan.maxIntervalMs;
+      const room = Math.min(BATCH, this.#plan.maxLeasedPayments - this.#held.size);
+      if (behind || room <= 0) this.#nextScanAt = now + this.#plan.scanIntervalMs;
+      else this.#scanning = this.#scan(room);
+    }
+    if (!this.#renewing && now >= this.#nextRenewAt) {
+      if (this.#held.size === 0) this.#nextRenewAt = now + this.#plan.leaseMs / 3;
+      else this.#renewing = this.#renew();
+    }
+    while (this.#inFlight < this.#plan.maxConcurrentChecks && now >= this.#pausedUntil) {
+      const head = this.#queue.peek();
+      if (head === undefined || head.dueAt > now) break;
+      if (head.gone) {
+        this.#queue.pop();
+        head.queued = false;
+        continue;
+      }
+      const checkMs = Math.min(this.#context.timeoutMs, head.leaseUntil - now - this.#leaseMarginMs);
+      if (checkMs < this.#leaseMarginMs) {
+        // Too little lease left to finish a check inside it: wait for the renewal rather than risk
+        // checking while another worker may already hold the payment.
+        this.#queue.pop();
+        head.dueAt = Math.max(this.#nextRenewAt, now + this.#leaseMarginMs);
+        this.#queue.push(head);
+        continue;
+      }
+      if (!this.#bucket.take(now)) break;
+      this.#queue.pop();
+      head.queued = false;
+      this.#track(this.#check(head, checkMs));
+    }
+    this.#arm(now);
+  }
+
+  #arm(now: number): void {
+    let at = Math.min(
+      this.#scanning ? Number.POSITIVE_INFINITY : this.#nextScanAt,
+      this.#renewing ? Number.POSITIVE_INFINITY : this.#nextRenewAt,
+    );
+    const head = this.#queue.peek();
+    if (head !== undefined && this.#inFlight < this.#plan.maxConcurrentChecks) {
+      at = Math.min(at, Math.max(head.dueAt, this.#pausedUntil, this.#bucket.availableAt(now)));
+    }
+    if (at === this.#timerAt && this.#timer !== undefined) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = at === Number.POSITIVE_INFINITY ? undefined : setTimeout(this.#onTimer, Math.max(0, at - now));
+  }
+
+  readonly #onTimer = () => {
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#pump();
+  };
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task);
+    void task.finally(() => this.#tasks.delete(task));
+  }
+
+  #schedule(entry: Held, pauseMs: number): void {
+    if (entry.gone || entry.queued || this.#stopped) return;
+    entry.dueAt = Math.max(Date.now() + pauseMs, this.#pausedUntil);
+    entry.queued = true;
+    this.#queue.push(entry);
+  }
+
+  /** Leases up to `room` open payments nobody holds. Called only with room > 0, so it always awaits first. */
+  async #scan(room: number): Promise<void> {
+    const { journal, logger } = this.#context;
+    let full = false;
+    try {
+      const sentAt = Date.now();
+      const records = await journal.lease({ owner: this.workerId, leaseMs: this.#plan.leaseMs, limit: room });
+      full = records.length === room;
+      for (const record of records) this.#adopt(record, sentAt + this.#plan.leaseMs);
+    } catch (error) {
+      logger.warn('settlement worker: could not lease open payments; trying again', reasonOf(error));
+    } finally {
+      // A full batch means more may be waiting: look again at once.
+      this.#nextScanAt = full ? Date.now() : Date.now() + this.#plan.scanIntervalMs;
+      this.#scanning = undefined;
+      this.#pump();
+    }
+  }
+
+  #adopt(record: PaymentRecord, leaseUntil: number): void {
+    const known = this.#held.get(record.referenceId);
+    if (known !== undefined) {
+      known.leaseUntil = leaseUntil;
+      return;
+    }
+    const entry: Held = {
+      referenceId: record.referenceId,
+      state: record.state,
+      statusText: record.statusText,
+      writtenAt: Date.parse(record.updatedAt),
+      pauses: 1,
+      leaseUntil,
+      dueAt: 0,
+      queued: false,
+      gone: false,
+    };
+    this.#held.set(record.referenceId, entry);
+    // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now.
+    this.#schedule(entry, Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now());
+  }
+
+  /** Renews every lease held. Called only with leases held, so it always awaits first. */
+  async #renew(): Promise<void> {
+    const { journal, logger } = this.#context;
+    const sentAt = Date.now();
+    this.#nextRenewAt = sentAt + this.#plan.leaseMs / 3;
+    try {
+      const ids = [...this.#held.keys()];
+      for (let start = 0; start < ids.length; start += BATCH) {
+        const batch = ids.slice(start, start + BATCH);
+        const kept = new Set(await journal.renew(this.workerId, batch, this.#plan.leaseMs));
+        for (const id of batch) {
+          const entry = this.#held.get(id);
+          if (entry === undefined) continue;
+          if (kept.has(id)) entry.leaseUntil = sentAt + this.#plan.leaseMs;
+          else this.#forget(entry);
+        }
+      }
+    } catch (error) {
+      // The leases run out by the local bound; no check starts past it.
+      logger.warn('settlement worker: could not renew leases; trying again', reasonOf(error));
+      this.#nextRenewAt = Date.now() + Math.min(1_000, this.#plan.leaseMs / 10);
+    } finally {
+      this.#renewing = undefined;
+      this.#pump();
+    }
+  }
+
+  #forget(entry: Held): void {
+    entry.gone = true;
+    this.#held.delete(entry.referenceId);
+  }
+
+  async #check(entry: Held, timeoutMs: number): Promise<void> {
+    this.#inFlight++;
+    try {
+      let status: CollectionStatus;
+      try {
+        status = await this.#context.check(entry.referenceId, timeoutMs, this.#abort.signal);
+      } catch (error) {
+        await this.#checkFailed(entry, error);
+        return;
+      }
+      this.#rateLimited = 0;
+      if (SETTLED.has(status.statusText)) {
+        const state = status.statusText as 'successful' | 'failed';
+        await this.#settle(entry, { state, updatedAt: new Date().toISOString(), ...outcomeOf(status) });
+      } else {
+        if (status.statusText !== 'pending') {
+          this.#context.logger.warn(`settlement worker: ${entry.referenceId} answered an unknown status; still waiting`, {
+            statusText: status.statusText,
+          });
+        }
+        if (entry.state !== 'pending' || entry.statusText !== status.statusText) {
+          await this.#context.journal.update(entry.referenceId, {
+            state: 'pending',
+            updatedAt: new Date().toISOString(),
+            statusText: status.statusText,
+          });
+          entry.state = 'pending';
+          entry.statusText = status.statusText;
+        }
+        this.#schedule(entry, pollPauseMs(entry.pauses++, this.#plan));
+      }
+    } catch (error) {
+      this.#context.logger.error(`settlement worker: ${entry.referenceId} could not be recorded; trying again`, reasonOf(error));
+      this.#schedule(entry, this.#plan.maxIntervalMs);
+    } finally {
+      this.#inFlight--;
+      this.#pump();
+    }
+  }
+
+  async #checkFailed(entry: Held, error: unknown): Promise<void> {
+    if (this.#stopped) return;
+    const { logger } = this.#context;
+    if (error instanceof ApiError && error.status === 429) {
+      // One payment's 429 is the whole worker's: every check waits, not just this one.
+      this.#rateLimited++;
+      const pauseMs = error.retryAfterMs ?? backoffDelayMs(this.#rateLimited);
+      this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pauseMs);
+      logger.warn('settlement worker: rate limited; pausing every check', { pauseMs });
+      this.#schedule(entry, 0);
+      return;
+    }
+    if (error instanceof NotFoundError && (entry.state === 'initiating' || entry.state === 'unknown')) {
+      const graceMs =
+        entry.state === 'initiating' ? Math.max(this.#plan.notFoundGraceMs, this.#initiateWindowMs) : this.#plan.notFoundGraceMs;
+      if (Date.now() - entry.writtenAt >= graceMs) {
+        await this.#settle(entry, { state: 'not-sent', updatedAt: new Date().toISOString() });
+        return;
+      }
+    }
+    if (isRetryable(error) || error instanceof NotFoundError) {
+      logger.debug(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
+      this.#schedule(entry, pollPauseMs(entry.pauses++, this.#plan));
+      return;
+    }
+    // 400/401/403/422 or an unreadable answer: nothing this payment can fix; keep it open, slowly.
+    logger.error(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
+    this.#schedule(entry, this.#plan.maxIntervalMs);
+  }
+
+  /**
+   * Delivers the final state (`onSettled`), then records it. In that order, a crash between the two
+   * delivers twice rather than never.
+   */
+  async #settle(entry: Held, change: PaymentChange): Promise<void> {
+    const { journal, logger } = this.#context;
+    const current = await journal.get(entry.referenceId);
+    if (current === undefined || !isOpenPaymentState(current.state)) {
+      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver.
+      await this.#finish(entry);
+      return;
+    }
+    if (entry.gone) return;
+    const record = mergeChange(current, change);
+    if (this.#onSettled !== undefined) {
+      try {
+        await this.#onSettled(record);
+      } catch (error) {
+        logger.error(`settlement worker: onSettled threw for ${entry.referenceId}; it stays open and is delivered again`, reasonOf(error));
+        this.#schedule(entry, this.#plan.maxIntervalMs);
+        return;
+      }
+    }
+    await journal.update(entry.referenceId, change);
+    await this.#finish(entry);
+  }
+
+  async #finish(entry: Held): Promise<void> {
+    this.#forget(entry);
+    await this.#context.journal.release(this.workerId, [entry.referenceId]).catch((error: unknown) => {
+      this.#context.logger.debug('settlement worker: could not release a settled payment', reasonOf(error));
+    });
+  }
+}
+
+function outcomeOf(status: CollectionStatus): Pick<PaymentChange, 'statusText' | 'transactionCode' | 'reason'> {
+  return {
+    statusText: status.statusText,
+    ...(status.transactionCode == null ? {} : { transactionCode: status.transactionCode }),
+    ...(status.reason == null ? {} : { reason: status.reason }),
+  };
+}
+
+function mergeChange(record: PaymentRecord, change: PaymentChange): PaymentRecord {
+  const merged: Record<string, unknown> = { ...record };
+  for (const [key, value] of Object.entries(change)) if (value !== undefined) merged[key] = value;
+  return merged as unknown as PaymentRecord;
+}
+
+function reasonOf(error: unknown): { reason: string } {
+  return { reason: error instanceof Error ? error.message : String(error) };
+}

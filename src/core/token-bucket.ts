@@ -1,0 +1,37 @@
+/**
+ * A request budget that holds in every window: at most `perSecond` takes in any 1 s window, however the
+ * takes bunch up. A classic token bucket refilled at a steady rate lets a full bucket plus a second's refill
+ * through in one window (2× the rate); here each token comes back exactly one second after it was spent,
+ * which is the tightest bucket that still allows a burst of `perSecond` at once. No timers: callers ask
+ * when the next token is free and schedule themselves.
+ *
+ * @module
+ */
+
+/** The window the budget is counted over, in milliseconds. */
+export const BUDGET_WINDOW_MS = 1_000;
+
+/** At most `perSecond` takes in any window of {@link BUDGET_WINDOW_MS}. */
+export class TokenBucket {
+  /** When each of the last `perSecond` tokens was spent, as a ring (oldest at `#next`). */
+  readonly #spentAt: Float64Array;
+  #next = 0;
+
+  /** @param perSecond - a whole number ≥ 1. */
+  constructor(perSecond: number) {
+    this.#spentAt = new Float64Array(perSecond).fill(Number.NEGATIVE_INFINITY);
+  }
+
+  /** When a token is free (≤ `now` when one is free now), in the clock's milliseconds. */
+  availableAt(now: number): number {
+    return Math.max(now, (this.#spentAt[this.#next] as number) + BUDGET_WINDOW_MS);
+  }
+
+  /** Spends a token if one is free at `now`; false (spending nothing) otherwise. */
+  take(now: number): boolean {
+    if (this.availableAt(now) > now) return false;
+    this.#spentAt[this.#next] = now;
+    this.#next = (this.#next + 1) % this.#spentAt.length;
+    return true;
+  }
+}

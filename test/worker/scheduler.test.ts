@@ -1,0 +1,246 @@
+/**
+ * The worker's scheduler with fake timers and a scripted status check: budget, concurrency, the global
+ * pause on 429, the poll schedule, the 404 rule, leases and stop. (Against the simulator: worker-simulator.)
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CollectionStatus } from '../../src/collections/schemas.ts';
+import {
+  type SettlementWorkerContext,
+  type SettlementWorkerOptions,
+  startSettlementWorker,
+} from '../../src/collections/settlement-worker.ts';
+import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
+import { LevelLogger } from '../../src/core/logger.ts';
+import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
+import { MemoryJournal } from '../../src/journal/memory.ts';
+import { maxInAnyWindow } from './windows.ts';
+
+type Answer = (referenceId: string, call: number) => CollectionStatus | Error | 'hang';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const pending = (referenceId: string): CollectionStatus => ({ referenceId, statusText: 'pending', transactionCode: null, reason: null });
+const paid = (referenceId: string): CollectionStatus => ({
+  referenceId,
+  statusText: 'successful',
+  transactionCode: 'SUCCESS',
+  reason: 'ok',
+});
+
+function setup(answer: Answer) {
+  const journal = new MemoryJournal();
+  const checks: { referenceId: string; at: number; timeoutMs: number }[] = [];
+  const calls = new Map<string, number>();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const context: SettlementWorkerContext = {
+    journal,
+    timeoutMs: 30_000,
+    maxRetries: 2,
+    logger: new LevelLogger(silent, 'off'),
+    check: (referenceId, timeoutMs, signal) => {
+      const call = (calls.get(referenceId) ?? 0) + 1;
+      calls.set(referenceId, call);
+      checks.push({ referenceId, at: Date.now(), timeoutMs });
+      const result = answer(referenceId, call);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      return new Promise((resolve, reject) => {
+        const end = (settle: () => void) => {
+          inFlight--;
+          settle();
+        };
+        signal.addEventListener('abort', () => end(() => reject(signal.reason)), { once: true });
+        if (result === 'hang') return;
+        queueMicrotask(() => end(() => (result instanceof Error ? reject(result) : resolve(result))));
+      });
+    },
+  };
+  const settled: PaymentRecord[] = [];
+  const start = (options: SettlementWorkerOptions = {}) =>
+    startSettlementWorker(context, { onSettled: (record) => void settled.push(record), ...options });
+  async function open(count: number, state: PaymentState = 'pending', createdAt = new Date().toISOString()): Promise<string[]> {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) {
+      const referenceId = randomUUID();
+      ids.push(referenceId);
+      await journal.insert({
+        referenceId,
+        state,
+        productId: randomUUID(),
+        amount: 10,
+        currency: 'ZMW',
+        phoneNumber: '260*******56',
+        fingerprint: 'x',
+        createdAt,
+        updatedAt: createdAt,
+      });
+    }
+    return ids;
+  }
+  return { journal, checks, settled, start, open, maxInFlight: () => maxInFlight, inFlight: () => inFlight };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('settlement worker scheduler', () => {
+  it('holds the request budget in every 1 s window and the concurrency limit, with every payment due at once', async () => {
+    const world = setup((id, call) => (call >= 3 ? paid(id) : pending(id)));
+    await world.open(200, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ requestsPerSecond: 7, maxConcurrentChecks: 3, intervalMs: 100, maxIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(20_000);
+    const times = world.checks.map((check) => check.at);
+    expect(maxInAnyWindow(times)).toBe(7);
+    // Checks at 0, 1 000, …, 20 000 ms: 21 windows' worth, all of the budget.
+    expect(times.length).toBe(7 * 21);
+    expect(world.maxInFlight()).toBeLessThanOrEqual(3);
+    await worker.stop();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('never has more than maxConcurrentChecks in flight when checks hang, and stop() aborts them', async () => {
+    const world = setup(() => 'hang');
+    await world.open(40, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ requestsPerSecond: 100, maxConcurrentChecks: 4 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBe(4);
+    expect(world.inFlight()).toBe(4);
+    await worker.stop();
+    expect(world.inFlight()).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await worker.done;
+    // Every lease was released: another owner gets every record at once.
+    expect((await world.journal.lease({ owner: 'next', leaseMs: 1_000, limit: 100 })).length).toBe(40);
+  });
+
+  it('follows the poll schedule: first check initialDelayMs after creation, then growing pauses', async () => {
+    const world = setup((id, call) => (call === 5 ? paid(id) : pending(id)));
+    const created = Date.now();
+    const [id] = await world.open(1);
+    world.start({ initialDelayMs: 5_000, intervalMs: 1_000, maxIntervalMs: 2_000 });
+    await vi.advanceTimersByTimeAsync(30_000);
+    const offsets = world.checks.map((check) => check.at - created);
+    expect(offsets.length).toBe(5);
+    const pauses = offsets.map((at, index) => at - (offsets[index - 1] ?? 0));
+    const expected = [5_000, 1_000, 1_500, 2_000, 2_000];
+    pauses.forEach((pause, index) => {
+      // ±10 % jitter, rounded up to the scan interval at most for the first one.
+      expect(pause).toBeGreaterThanOrEqual((expected[index] as number) * 0.9 - 1);
+      expect(pause).toBeLessThanOrEqual((expected[index] as number) * 1.1 + 1_001);
+    });
+    expect(world.settled.map((record) => [record.referenceId, record.state, record.transactionCode])).toEqual([
+      [id, 'successful', 'SUCCESS'],
+    ]);
+    expect((await world.journal.get(id as string))?.state).toBe('successful');
+  });
+
+  it('pauses every check for Retry-After when one answers 429', async () => {
+    const rateLimited = new RateLimitError({
+      status: 429,
+      code: undefined,
+      message: 'slow down',
+      requestId: undefined,
+      body: undefined,
+      service: 'collections',
+      retryAfterMs: 4_000,
+    });
+    let first = true;
+    const world = setup((id) => {
+      if (first) {
+        first = false;
+        return rateLimited;
+      }
+      return pending(id);
+    });
+    await world.open(20, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const started = Date.now();
+    world.start({ requestsPerSecond: 1, maxConcurrentChecks: 1 });
+    await vi.advanceTimersByTimeAsync(8_000);
+    const offsets = world.checks.map((check) => check.at - started);
+    expect(offsets[0]).toBeLessThan(1_000);
+    expect(offsets[1]).toBeGreaterThanOrEqual(4_000);
+    expect(offsets.filter((at) => at > 0 && at < 4_000)).toEqual([]);
+  });
+
+  it('turns a 404 into not-sent only for an unknown record past the grace; a pending record stays open', async () => {
+    const world = setup(
+      (id) =>
+        new NotFoundError({
+          status: 404,
+          code: 'E_NOT_FOUND',
+          message: `no ${id}`,
+          requestId: undefined,
+          body: undefined,
+          service: 'collections',
+        }),
+    );
+    const [unknown] = await world.open(1, 'unknown');
+    const [stillPending] = await world.open(1, 'pending');
+    const [initiating] = await world.open(1, 'initiating');
+    world.start({ initialDelayMs: 1_000, intervalMs: 1_000, maxIntervalMs: 1_000, notFoundGraceMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(world.settled).toEqual([]);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(world.settled.map((record) => [record.referenceId, record.state])).toEqual([[unknown, 'not-sent']]);
+    // An initiating record waits as long as an initiate of this client can last (3 × 30 s + 2 × 8 s).
+    await vi.advanceTimersByTimeAsync(90_000);
+    expect(world.settled.map((record) => record.referenceId)).toEqual([unknown]);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(world.settled.map((record) => record.referenceId)).toEqual([unknown, initiating]);
+    expect((await world.journal.get(stillPending as string))?.state).toBe('pending');
+  });
+
+  it('delivers again when onSettled throws, and exactly once otherwise', async () => {
+    const world = setup((id) => paid(id));
+    const ids = await world.open(10, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const delivered: string[] = [];
+    let failures = 3;
+    world.start({
+      intervalMs: 500,
+      maxIntervalMs: 500,
+      onSettled: (record) => {
+        if (failures-- > 0) throw new Error('the shop database is down');
+        delivered.push(record.referenceId);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect([...delivered].sort()).toEqual([...ids].sort());
+    expect((await world.journal.list({ states: ['successful'] })).length).toBe(10);
+  });
+
+  it('does not check a payment another owner leased until that lease runs out, then takes it over', async () => {
+    const world = setup((id) => paid(id));
+    const [id] = await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
+    await world.journal.lease({ owner: 'a-worker-that-died', leaseMs: 10_000, limit: 1 });
+    world.start({ scanIntervalMs: 500 });
+    await vi.advanceTimersByTimeAsync(9_900);
+    expect(world.checks).toEqual([]);
+    await vi.advanceTimersByTimeAsync(700);
+    expect(world.checks.map((check) => check.referenceId)).toEqual([id]);
+    expect(world.settled.length).toBe(1);
+  });
+
+  it('stops checking a payment whose lease it lost, and never lets a check outlive its lease', async () => {
+    const world = setup((id) => pending(id));
+    const [id] = await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ leaseMs: 3_000, intervalMs: 200, maxIntervalMs: 200 });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(world.checks.length).toBeGreaterThan(0);
+    for (const check of world.checks) expect(check.timeoutMs).toBeLessThanOrEqual(3_000 - 300);
+    // Another owner holds it now (as after a stall past the lease): the next renewal finds out.
+    await world.journal.release(worker.workerId, [id as string]);
+    expect((await world.journal.lease({ owner: 'another-worker', leaseMs: 60_000, limit: 1 })).length).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_100);
+    const seen = world.checks.length;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(world.checks.length).toBe(seen);
+    await worker.stop();
+    // Its stop released nothing of the other owner's.
+    expect(await world.journal.renew('another-worker', [id as string], 60_000)).toEqual([id]);
+  });
+});
