@@ -29,6 +29,12 @@ export interface ReceivedRequest {
   readonly body: unknown;
   /** When it arrived, by the simulator's clock (ISO 8601). */
   readonly receivedAt: string;
+  /**
+   * When its outcome was known (answered or dropped), by the simulator's clock (ISO 8601); `undefined` while
+   * in progress. With `receivedAt` it is the time span the request was in the service, e.g. to prove that no
+   * two workers checked one collection at overlapping times.
+   */
+  readonly answeredAt: string | undefined;
   /** The partner the presented key belongs to, if the key is known (whatever its state). */
   readonly partnerId: string | undefined;
   /** The status answered, `'dropped'` for a dropped connection, `undefined` while still in progress. */
@@ -69,6 +75,7 @@ export class RequestLog {
       headers: redactHeaders(request.headers),
       body: request.bodyTooLarge ? undefined : parseRecordedBody(request.body, presentedKey),
       receivedAt: new Date(this.#now()).toISOString(),
+      answeredAt: undefined,
       partnerId: this.#partnerIdOf(presentedKey),
       outcome: undefined,
       faulted: false,
@@ -80,6 +87,7 @@ export class RequestLog {
   /** Marks the request dropped and tells the listener. */
   drop(entry: RecordedRequest): SimulatorOutcome {
     entry.outcome = 'dropped';
+    entry.answeredAt = new Date(this.#now()).toISOString();
     this.#notify(entry);
     return { kind: 'drop' };
   }
@@ -87,6 +95,7 @@ export class RequestLog {
   /** Marks the request answered with `response` and tells the listener. */
   respond(entry: RecordedRequest, response: SimulatorResponse): SimulatorOutcome {
     entry.outcome = response.status;
+    entry.answeredAt = new Date(this.#now()).toISOString();
     this.#notify(entry);
     return { kind: 'respond', response };
   }

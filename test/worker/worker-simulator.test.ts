@@ -1,0 +1,147 @@
+/**
+ * The settlement worker through the public client against the simulator on loopback: real sockets, the
+ * simulator's own settlement, faults and request log.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CollectionsClient, MemoryJournal, type PaymentRecord, type SettlementWorker } from '../../src/index.ts';
+import { COLLECTIONS_API_KEYS, createSimulator, PHONES, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
+import { insertAll, openRecord } from './journal-records.ts';
+import { checkSpans, maxInAnyWindow, overlappingChecks } from './windows.ts';
+
+let running: RunningSimulator;
+beforeAll(async () => {
+  running = await startSimulator({ simulator: createSimulator({ settlement: { pendingPolls: 2, pendingMs: Number.POSITIVE_INFINITY } }) });
+});
+afterAll(() => running.close());
+
+function client(worker: string): CollectionsClient {
+  return new CollectionsClient({
+    apiKey: COLLECTIONS_API_KEYS.primary,
+    baseUrl: running.collectionsBaseUrl,
+    logLevel: 'off',
+    headers: { 'x-worker': worker },
+  });
+}
+
+const PHONE_CYCLE = [PHONES.succeeds, PHONES.insufficientFunds, PHONES.declined, PHONES.succeeds];
+const FAST = { initialDelayMs: 0, intervalMs: 30, maxIntervalMs: 60, scanIntervalMs: 50 } as const;
+
+/** Initiates `count` collections on the simulator and writes them into `journal` as the initiating process would. */
+async function initiateMany(journal: MemoryJournal, count: number): Promise<PaymentRecord[]> {
+  const initiator = client('initiator');
+  const records = Array.from({ length: count }, (_, index) => openRecord(PHONE_CYCLE[index % PHONE_CYCLE.length] as string));
+  for (const [index, record] of records.entries()) {
+    await initiator.initiate({
+      referenceId: record.referenceId,
+      productId: record.productId,
+      amount: record.amount,
+      phoneNumber: PHONE_CYCLE[index % PHONE_CYCLE.length] as string,
+    });
+  }
+  await insertAll(journal, records);
+  return records;
+}
+
+describe('settlement worker against the simulator', () => {
+  it('settles every open payment once, with the service’s outcome, rides out a 429, and turns a never-sent one into not-sent', async () => {
+    running.simulator.reset();
+    const journal = new MemoryJournal();
+    const records = await initiateMany(journal, 40);
+    const neverSent = openRecord(PHONES.succeeds, 'unknown', new Date(Date.now() - 60_000));
+    await insertAll(journal, [neverSent]);
+    running.simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', status: 429, retryAfter: 1, times: 1 });
+    const settled: PaymentRecord[] = [];
+    const started = Date.now();
+    const worker = client('one').startSettlementWorker({
+      journal,
+      ...FAST,
+      requestsPerSecond: 40,
+      onSettled: (record) => void settled.push(record),
+    });
+    await vi.waitFor(() => expect(settled.length).toBe(41), { timeout: 8_000, interval: 50 });
+    await worker.stop();
+
+    const ids = settled.map((record) => record.referenceId);
+    expect(new Set(ids).size).toBe(41);
+    const truth = new Map(running.simulator.collections().map((collection) => [collection.referenceId, collection]));
+    for (const record of settled) {
+      const stored = await journal.get(record.referenceId);
+      expect(stored).toEqual(record);
+      if (record.referenceId === neverSent.referenceId) {
+        expect(record.state).toBe('not-sent');
+        expect(truth.has(record.referenceId)).toBe(false);
+      } else {
+        expect(record.state).toBe(truth.get(record.referenceId)?.status);
+        expect(record.transactionCode).toBe(truth.get(record.referenceId)?.transactionCode);
+      }
+    }
+    expect(settled.filter((record) => record.state === 'failed').length).toBe(20);
+    expect(await journal.list({ states: ['initiating', 'pending', 'unknown'] })).toEqual([]);
+    expect(records.length).toBe(40);
+
+    const spans = checkSpans(running.simulator.requests).filter((span) => span.worker === 'one');
+    // The 429 (Retry-After: 1 s) paused every check: after the checks already on their way when it was
+    // answered (100 ms of slack on loopback), none arrived in the rest of that second.
+    const rateLimited = running.simulator.requests.find((request) => request.outcome === 429);
+    const pauseFrom = Date.parse(rateLimited?.answeredAt as string);
+    expect(spans.filter((span) => span.from > pauseFrom + 100 && span.from < pauseFrom + 990)).toEqual([]);
+    expect(spans.filter((span) => span.from >= pauseFrom + 990).length).toBeGreaterThan(0);
+    expect(maxInAnyWindow(spans.map((span) => span.from))).toBeLessThanOrEqual(40);
+    expect(spans.every((span) => span.from >= started)).toBe(true);
+  });
+
+  it('two workers on one journal split the payments, never check one at overlapping times, and deliver each once', async () => {
+    running.simulator.reset();
+    running.simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', latencyMs: 15 });
+    const journal = new MemoryJournal();
+    await initiateMany(journal, 60);
+    const delivered = new Map<string, string[]>();
+    const workers: SettlementWorker[] = ['a', 'b'].map((name) =>
+      client(name).startSettlementWorker({
+        journal,
+        ...FAST,
+        requestsPerSecond: 100,
+        maxLeasedPayments: 20,
+        leaseMs: 1_000,
+        onSettled: (record) => delivered.set(record.referenceId, [...(delivered.get(record.referenceId) ?? []), name]),
+      }),
+    );
+    await vi.waitFor(() => expect(delivered.size).toBe(60), { timeout: 8_000, interval: 50 });
+    await Promise.all(workers.map((worker) => worker.stop()));
+    running.simulator.clearFaults();
+
+    expect([...delivered.values()].every((by) => by.length === 1)).toBe(true);
+    const by = [...delivered.values()].flat();
+    expect(by.filter((name) => name === 'a').length).toBeGreaterThan(0);
+    expect(by.filter((name) => name === 'b').length).toBeGreaterThan(0);
+    const spans = checkSpans(running.simulator.requests).filter((span) => span.worker !== 'initiator');
+    expect(spans.length).toBeGreaterThanOrEqual(60 * 3);
+    expect(overlappingChecks(spans)).toEqual([]);
+  });
+
+  it('stop() leaves no request in flight: a hanging check is cut and the simulator sees it end', async () => {
+    running.simulator.reset();
+    const journal = new MemoryJournal();
+    await initiateMany(journal, 3);
+    running.simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', latencyMs: 60_000 });
+    const worker = client('stopper').startSettlementWorker({ journal, ...FAST });
+    await vi.waitFor(() => expect(checkSpans(running.simulator.requests).filter((span) => span.worker === 'stopper').length).toBe(3));
+    await worker.stop();
+    await worker.done;
+    await vi.waitFor(() => expect(running.simulator.requests.every((request) => request.answeredAt !== undefined)).toBe(true));
+    running.simulator.clearFaults();
+    expect(await journal.list({ states: ['pending'] })).toHaveLength(3);
+  });
+
+  it('refuses a client without a journal and bad options, before anything runs', () => {
+    expect(() => client('x').startSettlementWorker()).toThrow(/journal/);
+    expect(() => client('x').startSettlementWorker({ journal: new MemoryJournal(), requestsPerSecond: 0, intervalMs: -1 })).toThrow(
+      expect.objectContaining({
+        issues: [
+          { path: 'options.requestsPerSecond', message: expect.any(String) },
+          { path: 'options.intervalMs', message: expect.any(String) },
+        ],
+      }),
+    );
+  });
+});
