@@ -11,20 +11,26 @@
 /** The window the budget is counted over, in milliseconds. */
 export const BUDGET_WINDOW_MS = 1_000;
 
-/** At most `perSecond` takes in any window of {@link BUDGET_WINDOW_MS}. */
+/** At most `perSecond` takes in any window of `windowMs`. */
 export class TokenBucket {
   /** When each of the last `perSecond` tokens was spent, as a ring (oldest at `#next`). */
   readonly #spentAt: Float64Array;
+  readonly #windowMs: number;
   #next = 0;
 
-  /** @param perSecond - a whole number ≥ 1. */
-  constructor(perSecond: number) {
+  /**
+   * @param perSecond - a whole number ≥ 1.
+   * @param windowMs - how long a spent token stays spent; longer than 1 s leaves room for the time between
+   * taking a token and the request leaving. @defaultValue {@link BUDGET_WINDOW_MS}
+   */
+  constructor(perSecond: number, windowMs: number = BUDGET_WINDOW_MS) {
     this.#spentAt = new Float64Array(perSecond).fill(Number.NEGATIVE_INFINITY);
+    this.#windowMs = windowMs;
   }
 
   /** When a token is free (≤ `now` when one is free now), in the clock's milliseconds. */
   availableAt(now: number): number {
-    return Math.max(now, (this.#spentAt[this.#next] as number) + BUDGET_WINDOW_MS);
+    return Math.max(now, (this.#spentAt[this.#next] as number) + this.#windowMs);
   }
 
   /** Spends a token if one is free at `now`; false (spending nothing) otherwise. */
