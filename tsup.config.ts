@@ -1,7 +1,15 @@
 import { defineConfig, type Options } from 'tsup';
 
 const shared: Options = {
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/cli': 'src/testing/cli.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'testing/cli': 'src/testing/cli.ts',
+    'sqlite/index': 'src/sqlite/index.ts',
+  },
+  // node:sqlite exists only under its prefixed name: keep every `node:` prefix as written.
+  external: [/^node:/],
+  removeNodeProtocol: false,
   dts: true,
   sourcemap: true,
   target: 'node22',
