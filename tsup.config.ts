@@ -5,8 +5,12 @@ const shared: Options = {
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'testing/cli': 'src/testing/cli.ts',
+    'sqlite/index': 'src/sqlite/index.ts',
     'postgres/index': 'src/postgres/index.ts',
   },
+  // node:sqlite exists only under its prefixed name: keep every `node:` prefix as written.
+  external: [/^node:/],
+  removeNodeProtocol: false,
   dts: true,
   sourcemap: true,
   target: 'node22',
