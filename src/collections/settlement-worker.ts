@@ -244,29 +244,33 @@ class Worker implements SettlementWorker {
       if (this.#held.size === 0) this.#nextRenewAt = now + this.#plan.leaseMs / 3;
       else this.#renewing = this.#renew();
     }
-    while (this.#inFlight < this.#plan.maxConcurrentChecks && now >= this.#pausedUntil) {
+    for (;;) {
+      // Read the clock per check: starting a check takes some synchronous work, and a time read once for
+      // the whole loop would date the last tokens and leases too early.
+      const at = Date.now();
+      if (this.#inFlight >= this.#plan.maxConcurrentChecks || at < this.#pausedUntil) break;
       const head = this.#queue.peek();
-      if (head === undefined || head.dueAt > now) break;
+      if (head === undefined || head.dueAt > at) break;
       if (head.gone) {
         this.#queue.pop();
         head.queued = false;
         continue;
       }
-      const checkMs = Math.min(this.#context.timeoutMs, head.leaseUntil - now - this.#leaseMarginMs);
+      const checkMs = Math.min(this.#context.timeoutMs, head.leaseUntil - at - this.#leaseMarginMs);
       if (checkMs < this.#leaseMarginMs) {
         // Too little lease left to finish a check inside it: wait for the renewal rather than risk
         // checking while another worker may already hold the payment.
         this.#queue.pop();
-        head.dueAt = Math.max(this.#nextRenewAt, now + this.#leaseMarginMs);
+        head.dueAt = Math.max(this.#nextRenewAt, at + this.#leaseMarginMs);
         this.#queue.push(head);
         continue;
       }
-      if (!this.#bucket.take(now)) break;
+      if (!this.#bucket.take(at)) break;
       this.#queue.pop();
       head.queued = false;
       this.#track(this.#check(head, checkMs));
     }
-    this.#arm(now);
+    this.#arm(Date.now());
   }
 
   #arm(now: number): void {

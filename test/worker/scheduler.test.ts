@@ -27,7 +27,8 @@ const paid = (referenceId: string): CollectionStatus => ({
   reason: 'ok',
 });
 
-function setup(answer: Answer) {
+/** `workMs`: synchronous time a check takes before its request leaves (the clock moves by it), per check number. */
+function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0) {
   const journal = new MemoryJournal();
   const checks: { referenceId: string; at: number; timeoutMs: number }[] = [];
   const calls = new Map<string, number>();
@@ -39,6 +40,8 @@ function setup(answer: Answer) {
     maxRetries: 2,
     logger: new LevelLogger(silent, 'off'),
     check: (referenceId, timeoutMs, signal) => {
+      const work = workMs(checks.length + 1);
+      if (work > 0) vi.setSystemTime(Date.now() + work);
       const call = (calls.get(referenceId) ?? 0) + 1;
       calls.set(referenceId, call);
       checks.push({ referenceId, at: Date.now(), timeoutMs });
@@ -101,6 +104,22 @@ describe('settlement worker scheduler', () => {
     expect(world.maxInFlight()).toBeLessThanOrEqual(3);
     await worker.stop();
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('holds the budget where requests leave even when starting each check takes synchronous time', async () => {
+    // The first burst is slow to start (20 ms of work each), the next ones are quick.
+    const world = setup(
+      (id) => pending(id),
+      (checkNumber) => (checkNumber <= 10 ? 20 : 0),
+    );
+    await world.open(100, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ requestsPerSecond: 10, maxConcurrentChecks: 10, intervalMs: 100, maxIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(world.checks.length).toBeGreaterThan(50);
+    // A clock read once per burst would date the tenth token 180 ms early, and the quick second burst
+    // would leave within a second of it: 11 in one second.
+    expect(maxInAnyWindow(world.checks.map((check) => check.at))).toBeLessThanOrEqual(10);
+    await worker.stop();
   });
 
   it('never has more than maxConcurrentChecks in flight when checks hang, and stop() aborts them', async () => {
