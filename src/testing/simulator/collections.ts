@@ -38,6 +38,8 @@ export class CollectionsService {
   ];
   readonly #options: CollectionsServiceOptions;
   #collections: CollectionEntry[] = [];
+  /** The same entries by `referenceId` (of every partner): lookups stay O(1) with 100 000 collections stored. */
+  #byReference = new Map<string, CollectionEntry[]>();
 
   constructor(options: CollectionsServiceOptions) {
     this.#options = options;
@@ -55,14 +57,13 @@ export class CollectionsService {
 
   /** The stored collections with `referenceId`, of every partner unless `partnerId` is given (the live entries). */
   withReference(referenceId: string, partnerId: string | undefined): CollectionEntry[] {
-    return this.#collections.filter(
-      (entry) => entry.record.referenceId === referenceId && (partnerId === undefined || entry.partnerId === partnerId),
-    );
+    return (this.#byReference.get(referenceId) ?? []).filter((entry) => partnerId === undefined || entry.partnerId === partnerId);
   }
 
   /** Forgets every collection. */
   reset(): void {
     this.#collections = [];
+    this.#byReference = new Map();
   }
 
   #initiateCollection(context: RouteContext): SimulatorResponse {
@@ -75,7 +76,7 @@ export class CollectionsService {
     const validated = validateCollectionInput(parsed.value, partnerId, this.#options.products);
     if (!validated.ok) return validationProblem(path, validated.errors, requestId);
     const input = validated.value;
-    if (this.#collections.some((entry) => entry.partnerId === partnerId && entry.record.referenceId === input.referenceId)) {
+    if (this.withReference(input.referenceId, partnerId).length > 0) {
       return collectionsError(409, 'E_DUPLICATE_REFERENCE', `A collection with referenceId ${input.referenceId} already exists`, requestId);
     }
     const nowMs = this.#options.now();
@@ -95,7 +96,9 @@ export class CollectionsService {
       updatedAt: timestamp,
     };
     const planned = this.#options.settlement.plannedFor(input.phoneNumber);
-    this.#collections.push({ partnerId, createdMs: nowMs, record, planned, statusChecks: 0 });
+    const entry: CollectionEntry = { partnerId, createdMs: nowMs, record, planned, statusChecks: 0 };
+    this.#collections.push(entry);
+    this.#byReference.set(record.referenceId, [...(this.#byReference.get(record.referenceId) ?? []), entry]);
     return json(202, { success: true, data: { referenceId: record.referenceId, status: record.status } }, requestId);
   }
 
@@ -110,9 +113,7 @@ export class CollectionsService {
         context.requestId,
       );
     }
-    const entry = this.#collections.find(
-      (candidate) => candidate.partnerId === auth.value.partnerId && candidate.record.referenceId === referenceId,
-    );
+    const [entry] = this.withReference(referenceId, auth.value.partnerId);
     if (entry === undefined) {
       return collectionsError(404, 'E_NOT_FOUND', `No collection with referenceId ${referenceId}`, context.requestId);
     }
