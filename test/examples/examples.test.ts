@@ -59,6 +59,12 @@ describe('examples', () => {
     expect(stdout).not.toContain('✘');
   });
 
+  it('settlement-worker settles every order taken over HTTP, each once', async () => {
+    const { stdout } = await runExample('settlement-worker');
+    expect(stdout).toContain('5 of 5 orders settled: 3 paid, 2 not paid');
+    expect(stdout.match(/^order order-\d: (paid|not-paid)/gm)).toHaveLength(5);
+  });
+
   it('a half-configured sandbox is refused with the missing variables named', async () => {
     const error = await run(process.execPath, ['examples/sandbox-smoke.ts'], { cwd: root, env: { ...env, TAP_API_KEY: 'x' } }).catch(
       (caught: unknown) => caught,
