@@ -1,0 +1,122 @@
+/**
+ * The settlement worker's options and their defaults, checked before it starts; the public shapes of the
+ * worker and what it needs from its client.
+ *
+ * @module
+ */
+import { isTimerMs } from '../core/config.js';
+import { RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import type { LevelLogger } from '../core/logger.js';
+import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import { POLL_DEFAULTS, type PollSchedule } from './poller.js';
+import type { CollectionStatus } from './schemas.js';
+
+/** Options of {@link CollectionsClient.startSettlementWorker}. Every duration is in milliseconds. */
+export interface SettlementWorkerOptions {
+  /** Status checks per second of the whole worker, all payments together, in any 1 s window. @defaultValue 10 */
+  requestsPerSecond?: number;
+  /** Status checks (and `onSettled` calls) in progress at once. @defaultValue 16 */
+  maxConcurrentChecks?: number;
+  /**
+   * Called once for each payment this worker brings to a final state (`successful`, `failed`, or
+   * `not-sent`), with the record as the journal stores it, before the journal records the final state.
+   * If it throws (or its promise rejects) the payment stays open and is delivered again later; if the
+   * process dies in between, another worker delivers it again: make it idempotent by `referenceId`.
+   */
+  onSettled?: (record: PaymentRecord) => void | Promise<void>;
+  /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
+  signal?: AbortSignal;
+  /** The first check of a payment is due this long after its record was created. @defaultValue 5000 */
+  initialDelayMs?: number;
+  /** The pause after the first check; each next one is 1.5× longer. @defaultValue 1500 */
+  intervalMs?: number;
+  /** The largest pause between two checks of one payment. @defaultValue 2000 */
+  maxIntervalMs?: number;
+  /**
+   * How long after its record was last written a 404 still means "not visible yet" for an `unknown`
+   * record; after it, the record becomes `not-sent`. An `initiating` record waits at least as long as an
+   * `initiate` call of this client can last (its attempts, timeouts and backoff), so a request still in
+   * flight elsewhere is never declared not sent. `pending` records never become `not-sent`.
+   * @defaultValue 10000
+   */
+  notFoundGraceMs?: number;
+  /** How long a lease lasts unless renewed; renewed every third of it. @defaultValue 30000 */
+  leaseMs?: number;
+  /** The most open payments this worker leases at once (the rest are left to other workers). @defaultValue 1000 */
+  maxLeasedPayments?: number;
+  /** How often the worker looks for open payments nobody holds. @defaultValue 1000 */
+  scanIntervalMs?: number;
+  /** The journal to settle. @defaultValue the client's `journal` */
+  journal?: PaymentJournal;
+}
+
+/** A running settlement worker. */
+export interface SettlementWorker {
+  /** This worker's lease owner id (unique per worker). */
+  readonly workerId: string;
+  /**
+   * Stops taking work, aborts the checks in flight, lets `onSettled` calls and journal writes in progress
+   * finish, releases every lease, and resolves when no request is in flight and no timer is left.
+   */
+  stop(): Promise<void>;
+  /** Resolves once the worker has stopped (by {@link SettlementWorker.stop} or its `signal`). */
+  readonly done: Promise<void>;
+}
+
+/** What the worker needs from its client. */
+export interface SettlementWorkerContext {
+  readonly journal: PaymentJournal;
+  /** One status request, no retries, limited to `timeoutMs`, aborted by `signal`. */
+  readonly check: (referenceId: string, timeoutMs: number, signal: AbortSignal) => Promise<CollectionStatus>;
+  /** The client's per-attempt time limit. */
+  readonly timeoutMs: number;
+  /** The client's retries after a first attempt (bounds how long an `initiate` can last). */
+  readonly maxRetries: number;
+  readonly logger: LevelLogger;
+}
+
+/** The options after checking, every default applied. */
+export interface Plan extends PollSchedule {
+  requestsPerSecond: number;
+  maxConcurrentChecks: number;
+  notFoundGraceMs: number;
+  leaseMs: number;
+  maxLeasedPayments: number;
+  scanIntervalMs: number;
+}
+
+/**
+ * Checks the options as given (each issue names the option) and applies the defaults.
+ * @throws {@link RequestValidationError} naming each bad option.
+ */
+export function plan(options: SettlementWorkerOptions): Plan {
+  const issues: ValidationIssue[] = [];
+  const whole = (key: 'requestsPerSecond' | 'maxConcurrentChecks' | 'maxLeasedPayments', fallback: number) => {
+    const value = options[key] ?? fallback;
+    if (!Number.isSafeInteger(value) || value < 1) issues.push({ path: `options.${key}`, message: 'must be a whole number ≥ 1' });
+    return value;
+  };
+  const ms = (key: keyof PollSchedule | 'notFoundGraceMs' | 'leaseMs' | 'scanIntervalMs', fallback: number, min = 0) => {
+    const value = options[key] ?? fallback;
+    if (!isTimerMs(value, min)) issues.push({ path: `options.${key}`, message: `must be a whole number of milliseconds ≥ ${min}` });
+    return value;
+  };
+  for (const key of ['onSettled'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'function')
+      issues.push({ path: `options.${key}`, message: 'must be a function' });
+  }
+  const result: Plan = {
+    requestsPerSecond: whole('requestsPerSecond', 10),
+    maxConcurrentChecks: whole('maxConcurrentChecks', 16),
+    maxLeasedPayments: whole('maxLeasedPayments', 1_000),
+    initialDelayMs: ms('initialDelayMs', POLL_DEFAULTS.initialDelayMs),
+    intervalMs: ms('intervalMs', POLL_DEFAULTS.intervalMs),
+    maxIntervalMs: ms('maxIntervalMs', Math.max(POLL_DEFAULTS.maxIntervalMs, options.intervalMs ?? 0)),
+    notFoundGraceMs: ms('notFoundGraceMs', POLL_DEFAULTS.notFoundGraceMs),
+    leaseMs: ms('leaseMs', 30_000, 100),
+    scanIntervalMs: ms('scanIntervalMs', 1_000, 1),
+  };
+  if (result.maxIntervalMs < result.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
+  if (issues.length > 0) throw new RequestValidationError(issues, 'options');
+  return result;
+}
