@@ -222,7 +222,7 @@ export async function measure(): Promise<void> {
     initialDelayMs: 3_600_000,
     leaseMs: 600_000,
   });
-  while ((await journal.lease({ owner: 'probe', leaseMs: 1, limit: 1 })).length > 0) await wait(50);
+  while ((await journal.lease({ owner: 'probe', leaseMs: 1, limit: 1 })).length > 0) await wait(500);
   progress('leased');
   const leaseSeconds = (performance.now() - leaseStarted) / 1000;
   leasing.disable();
@@ -237,7 +237,7 @@ export async function measure(): Promise<void> {
     maxLeasedPayments: OPEN_PAYMENTS,
     initialDelayMs: 0,
   });
-  while ((await journal.lease({ owner: 'probe', leaseMs: 1, limit: 1 })).length > 0) await wait(50);
+  while ((await journal.lease({ owner: 'probe', leaseMs: 1, limit: 1 })).length > 0) await wait(500);
   await wait(2_000);
   progress('checking at the budget');
   const stall = monitorEventLoopDelay({ resolution: 10 });

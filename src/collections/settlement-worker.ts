@@ -51,6 +51,8 @@ const SETTLED = new Set(['successful', 'failed']);
 const BUDGET_GUARD_MS = 100;
 /** Ids per renew or release statement. */
 const BATCH = 1_000;
+/** Records per lease statement: large, since a store may scan all its records per call. */
+const LEASE_BATCH = 5_000;
 
 /** Starts a worker; see {@link CollectionsClient.startSettlementWorker}. */
 export function startSettlementWorker(context: SettlementWorkerContext, options: SettlementWorkerOptions = {}): SettlementWorker {
@@ -139,7 +141,7 @@ class Worker implements SettlementWorker {
       const head = this.#queue.peek();
       // A worker already behind its schedule leaves new payments to workers that have time for them.
       const behind = head !== undefined && head.dueAt < now - this.#plan.maxIntervalMs;
-      const room = Math.min(BATCH, this.#plan.maxLeasedPayments - this.#held.size);
+      const room = Math.min(LEASE_BATCH, this.#plan.maxLeasedPayments - this.#held.size);
       if (behind || room <= 0) this.#nextScanAt = now + this.#plan.scanIntervalMs;
       else this.#scanning = this.#scan(room);
     }

@@ -27,9 +27,17 @@ import type {
 /** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
 export interface PostgresPool {
   /** Runs one statement with positional parameters (`$1`, `$2`, …). */
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
   /** Closes the pool's connections. */
   end(): Promise<void>;
+}
+
+/** What {@link PostgresPool.query} resolves with (as `pg` does). */
+export interface PostgresQueryResult {
+  /** The rows, one object per row, keyed by column name. */
+  rows: unknown[];
+  /** How many rows the statement touched. */
+  rowCount: number | null;
 }
 
 /** Options of {@link PostgresJournal}: a connection string (the journal opens and owns a pool) or your pool. */
@@ -37,11 +45,13 @@ export type PostgresJournalOptions = (
   | {
       /** `postgres://user:password@host:5432/database`; the journal opens a `pg.Pool` (10 connections) and `close()` ends it. */
       connectionString: string;
+      /** Not with `connectionString`. */
       pool?: never;
     }
   | {
       /** A `pg.Pool` you own (the journal never ends it). */
       pool: PostgresPool;
+      /** Not with `pool`. */
       connectionString?: never;
     }
 ) & {
@@ -172,13 +182,13 @@ export class PostgresJournal implements PaymentJournal {
     return this.#pool;
   }
 
-  async #query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
+  async #query(text: string, values: unknown[]): Promise<PostgresQueryResult> {
     await this.migrate();
     const pool = await this.#poolOf();
     return pool.query(text, values);
   }
 
-  /** {@inheritDoc PaymentJournal.insert} */
+  /** Writes a new record; `false` (writing nothing) when its `referenceId` exists already. */
   async insert(record: PaymentRecord): Promise<boolean> {
     const result = await this.#query(
       `INSERT INTO ${this.#table} (reference_id, state, product_id, amount, currency, phone_number, narration, fingerprint,
@@ -205,7 +215,7 @@ export class PostgresJournal implements PaymentJournal {
     return result.rowCount === 1;
   }
 
-  /** {@inheritDoc PaymentJournal.update} */
+  /** Applies `change` unless the record is final; resolves with the stored record, or `undefined` when absent. */
   async update(referenceId: string, change: PaymentChange): Promise<PaymentRecord | undefined> {
     const assignments = ['state = $2', 'updated_at = $3'];
     const values: unknown[] = [referenceId, change.state, change.updatedAt];
@@ -229,13 +239,13 @@ export class PostgresJournal implements PaymentJournal {
     return this.get(referenceId);
   }
 
-  /** {@inheritDoc PaymentJournal.get} */
+  /** The record for `referenceId`, or `undefined`. */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const result = await this.#query(`SELECT * FROM ${this.#table} WHERE reference_id = $1`, [referenceId]);
     return result.rows.length === 0 ? undefined : rowToRecord(result.rows[0] as Row);
   }
 
-  /** {@inheritDoc PaymentJournal.list} */
+  /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
   async list(filter?: PaymentFilter): Promise<PaymentRecord[]> {
     const values: unknown[] = [];
     let where = '';
@@ -252,7 +262,7 @@ export class PostgresJournal implements PaymentJournal {
     return result.rows.map((row) => rowToRecord(row as Row));
   }
 
-  /** {@inheritDoc PaymentJournal.lease} */
+  /** Leases up to `limit` open records nobody holds (or whose lease ran out) to `owner`, oldest first, in one statement. */
   async lease(request: LeaseRequest): Promise<PaymentRecord[]> {
     // SKIP LOCKED lets concurrent workers claim disjoint batches without waiting for each other; the
     // claim re-checks the lease on the row's newest version, so a lease is never granted twice.
@@ -274,7 +284,7 @@ export class PostgresJournal implements PaymentJournal {
   }
 
   /**
-   * {@inheritDoc PaymentJournal.renew}
+   * Extends `owner`'s leases on `referenceIds` by `leaseMs`; resolves with the ids it still held.
    *
    * A lease that ran out but was not taken by another owner is still the owner's; a record that became
    * final is no longer leased (there is nothing left to do for it).
@@ -290,7 +300,7 @@ export class PostgresJournal implements PaymentJournal {
     return result.rows.map((row) => (row as Row).reference_id);
   }
 
-  /** {@inheritDoc PaymentJournal.release} */
+  /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
   async release(owner: string, referenceIds: readonly string[]): Promise<void> {
     if (referenceIds.length === 0) return;
     await this.#query(
