@@ -235,7 +235,11 @@ export async function measure(): Promise<void> {
     journal,
     requestsPerSecond: SCALE_BUDGET,
     maxLeasedPayments: OPEN_PAYMENTS,
+    // Every payment due at once, then again a minute later: a backlog the budget works through for ~50 s,
+    // never a minute behind, so the worker keeps leasing until it holds all of them.
     initialDelayMs: 0,
+    intervalMs: 60_000,
+    maxIntervalMs: 60_000,
   });
   while ((await journal.lease({ owner: 'probe', leaseMs: 1, limit: 1 })).length > 0) await wait(500);
   await wait(2_000);
