@@ -260,6 +260,8 @@ class Worker implements SettlementWorker {
     try {
       const ids = [...this.#held.keys()];
       for (let start = 0; start < ids.length; start += BATCH) {
+        // A store that answers at once (memory) would otherwise renew 100 000 leases in one turn of the loop.
+        if (start > 0) await new Promise((resolve) => setTimeout(resolve, 0));
         const batch = ids.slice(start, start + BATCH);
         const kept = new Set(await journal.renew(this.workerId, batch, this.#plan.leaseMs));
         for (const id of batch) {
