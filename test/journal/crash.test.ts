@@ -35,8 +35,9 @@ const MOMENTS = [
   'at random',
 ] as const;
 type Moment = (typeof MOMENTS)[number];
-const LANES = 6;
-const KILLS_PER_LANE = 34;
+// 6 × 34 = 204 kills; CRASH_LANES / CRASH_KILLS change it for a quick run while working on the journal.
+const LANES = Number(process.env.CRASH_LANES ?? 6);
+const KILLS_PER_LANE = Number(process.env.CRASH_KILLS ?? 34);
 const GRACE_MS = 400;
 
 let dir: string;
@@ -258,17 +259,22 @@ it(`a till killed ${LANES * KILLS_PER_LANE} times at chosen and random moments: 
         const state = byReference.get(sale.referenceId)?.state;
         if (!row) continue;
         row.interrupted++;
-        if (state === 'successful') row.paid++;
+        // Killed before the journal write: nothing was sent either (every collection has its record, checked above).
+        if (state === undefined) row.unwritten++;
+        else if (state === 'successful') row.paid++;
         else if (state === 'failed') row.notPaid++;
         else if (state === 'not-sent') row.notSent++;
-        else row.open++;
+        else {
+          row.open++;
+          problems.push(`lane ${index}: ${sale.referenceId}, interrupted ${sale.moment}, is still ${state}`);
+        }
       }
     }
     problems = problems.slice(0, 20);
     const completed = runs.reduce((sum, run) => sum + run.completed, 0);
     const table = [
-      '| killed | kills | sales interrupted | → paid | → not paid | → not sent | → still open |',
-      '|---|---:|---:|---:|---:|---:|---:|',
+      '| killed | kills | sales interrupted | not yet written | → paid | → not paid | → not sent | → still open |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...MOMENTS.map((moment) => {
         const row = rows.get(moment);
         return `| ${moment} | ${row?.kills} | ${row?.interrupted} | ${row?.unwritten} | ${row?.paid} | ${row?.notPaid} | ${row?.notSent} | ${row?.open} |`;
@@ -282,7 +288,7 @@ it(`a till killed ${LANES * KILLS_PER_LANE} times at chosen and random moments: 
     expect(problems).toEqual([]);
     expect({ twoCollections, duplicatePushes, lost }).toEqual({ twoCollections: 0, duplicatePushes: 0, lost: 0 });
     expect([...rows.values()].reduce((sum, row) => sum + row.open, 0)).toBe(0);
-    expect([...rows.values()].every((row) => row.kills >= 30)).toBe(true);
+    expect([...rows.values()].every((row) => row.kills >= Math.floor((LANES * KILLS_PER_LANE) / MOMENTS.length))).toBe(true);
   } finally {
     await Promise.all(lanes.map((lane) => lane.running.close()));
   }
