@@ -1,8 +1,9 @@
+// A little over 300 lines: the entry point and its one class, whose SQL reads best next to the code that runs it.
 /**
  * tap-collections-sdk/sqlite: `SqliteJournal`, a payment journal in a file on disk, on Node's built-in SQLite
  * (`node:sqlite`: no native addon, nothing to download). Node 22.13+ and 23.4+ have it without a flag; Deno 2.2+
- * provides `node:sqlite` too. Bun does not: use `MemoryJournal` there or write a store on `bun:sqlite` and prove
- * it with `checkPaymentJournal`.
+ * provides `node:sqlite` too, and Bun from 1.4. On an older Bun use `MemoryJournal`, or write a store on `bun:sqlite`
+ * and prove it with `checkPaymentJournal`.
  *
  * ```ts
  * import { CollectionsClient } from 'tap-collections-sdk';
