@@ -59,6 +59,14 @@ describe('examples', () => {
     expect(stdout).not.toContain('✘');
   });
 
+  it('till-restart crashes its till and recovers the last sale as paid', async () => {
+    const { stdout } = await runExample('till-restart');
+    expect(stdout).toContain('till process ended by SIGKILL');
+    expect(stdout).toMatch(/last sale .*: still unknown/);
+    expect(stdout).toMatch(/last sale .*, now successful: paid/);
+    expect(stdout).not.toContain('260977123456');
+  });
+
   it('settlement-worker settles every order taken over HTTP, each once', async () => {
     const { stdout } = await runExample('settlement-worker');
     expect(stdout).toContain('5 of 5 orders settled: 3 paid, 2 not paid');
