@@ -13,7 +13,7 @@
  */
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS, TAGS, TAP_API_KEYS } from './fixtures.js';
 import { type RunningSimulator, startSimulator } from './server.js';
-import { createSimulator, type ReceivedRequest } from './state.js';
+import { createSimulator, type ReceivedRequest } from './simulator.js';
 
 const USAGE = `Usage: tap-collections-sdk simulate [options]
 

@@ -61,4 +61,4 @@ export {
   type SimulatorResponse,
   type StoredCollection,
   type StoredCustomerQuery,
-} from './state.js';
+} from './simulator.js';

@@ -9,7 +9,7 @@
  */
 import type { HttpHandler } from 'msw';
 import type { SimulatedService } from './fixtures.js';
-import { MAX_REQUEST_BODY_BYTES, type Simulator } from './state.js';
+import { MAX_REQUEST_BODY_BYTES, type Simulator } from './simulator.js';
 
 /** Where the two services are mocked. */
 export interface SimulatorHandlerOptions {

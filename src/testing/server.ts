@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SimulatedService } from './fixtures.js';
-import { createSimulator, MAX_REQUEST_BODY_BYTES, type Simulator } from './state.js';
+import { createSimulator, MAX_REQUEST_BODY_BYTES, type Simulator } from './simulator.js';
 
 /** The base path of the Tap service on the loopback server. */
 export const TAP_BASE_PATH = '/tap';
