@@ -13,7 +13,7 @@ const entries = {
 
 /**
  * Entries whose declarations import the types of an optional peer dependency (msw for the simulator's msw
- * face). The import is the first line of each bundled declaration file, and a `@ts-ignore` before it lets a
+ * face). The import is the first line of each bundled declaration file, and a ts-ignore directive before it lets a
  * project without the peer compile under `skipLibCheck: false` (the peer's types are then `any`); with the
  * peer installed, the types are the peer's own. test/package/strict-types.test.ts checks both.
  */
