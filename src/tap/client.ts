@@ -22,7 +22,7 @@ import {
 
 const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
 
-/** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. */
+/** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. @group Configuration */
 export type TapClientOptions = ClientOptions;
 
 /**
@@ -35,6 +35,8 @@ export type TapClientOptions = ClientOptions;
  * ```
  *
  * Sends `x-api-key` on every request. Errors are {@link TapCollectionsError}s: see the README's table.
+ *
+ * @group Clients
  */
 export class TapClient {
   readonly #transport: Transport;

@@ -28,6 +28,8 @@ import type { CustomerQuery } from './schemas.js';
  * ```
  *
  * @param operator - The mobile money provider. @defaultValue `'airtel_money'`
+ *
+ * @group Tap
  */
 export function mobileNumberFor(query: Pick<CustomerQuery, 'tag'>, operator = 'airtel_money'): string | undefined {
   return query.tag.mobileNumbers.find((number) => number.operator === operator && number.status === 'active')?.mobileNumber;

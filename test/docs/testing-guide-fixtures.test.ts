@@ -40,7 +40,7 @@ describe('the fixtures table of docs/testing.md', () => {
   });
 
   it('names only fixtures that exist', () => {
-    const exported = new Set(fixtures.map(([name]) => name));
+    const exported = new Set<string>(fixtures.map(([name]) => name));
     expect([...rows.keys()].filter((name) => !exported.has(name))).toEqual([]);
   });
 
