@@ -23,6 +23,8 @@ const tsconfig = (lib: string[]) =>
     compilerOptions: {
       strict: true,
       skipLibCheck: false,
+      // The standard library's own declarations are not the package's: checking lib.dom.d.ts alone takes seconds.
+      skipDefaultLibCheck: true,
       module: 'nodenext',
       moduleResolution: 'nodenext',
       target: 'es2022',
@@ -84,7 +86,7 @@ async function project(name: string, packages: string[], lib: string[], files: R
 
 async function typeErrors(directory: string): Promise<string> {
   try {
-    await run(process.execPath, [tsc, '-p', directory], { cwd: directory, timeout: 110_000 });
+    await run(process.execPath, [tsc, '-p', directory], { cwd: directory, timeout: 170_000 });
     return '';
   } catch (error) {
     return String((error as { stdout?: string }).stdout) || String(error);
@@ -109,14 +111,13 @@ describe('the packed types with skipLibCheck: false', () => {
       'use.cts': REQUIRED,
     });
     expect(await typeErrors(directory)).toBe('');
-  }, 120_000);
+  }, 180_000);
 
   it('compile with msw installed, the handlers typed as msw handlers', async () => {
     const directory = await project('with-msw', ['ky', 'zod', '@types/node', 'undici-types', 'msw'], ['es2023', 'dom', 'dom.iterable'], {
-      'use.mts': WITHOUT_MSW,
       'msw.mts': WITH_MSW,
       'use.cts': REQUIRED,
     });
     expect(await typeErrors(directory)).toBe('');
-  }, 120_000);
+  }, 180_000);
 });
