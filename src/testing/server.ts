@@ -15,25 +15,25 @@ import type { AddressInfo } from 'node:net';
 import type { SimulatedService } from './fixtures.js';
 import { createSimulator, MAX_REQUEST_BODY_BYTES, type Simulator } from './simulator.js';
 
-/** The base path of the Tap service on the loopback server. */
+/** The base path of the Tap service on the loopback server. @group Loopback server */
 export const TAP_BASE_PATH = '/tap';
-/** The base path of the Collections service on the loopback server. */
+/** The base path of the Collections service on the loopback server. @group Loopback server */
 export const COLLECTIONS_BASE_PATH = '/collections';
 
 /** Past this many bytes an upload is not even drained: the connection is cut. */
 const HARD_BODY_LIMIT = 16 * MAX_REQUEST_BODY_BYTES;
 
-/** Options of {@link startSimulator}; every one optional. */
+/** Options of {@link startSimulator}; every one optional. @group Loopback server */
 export interface StartSimulatorOptions {
-  /** TCP port. Default 0: a free port chosen by the system (read it from the result). */
+  /** TCP port; 0 lets the system choose a free one (read it from the result). @defaultValue 0 */
   port?: number;
-  /** Interface to listen on. Default `'127.0.0.1'` (loopback only). */
+  /** Interface to listen on. @defaultValue `'127.0.0.1'` (loopback only) */
   host?: string;
-  /** The simulator to serve, e.g. one also exposed through msw handlers. Default: a new {@link createSimulator}(). */
+  /** The simulator to serve, e.g. one also exposed through msw handlers. @defaultValue a new {@link createSimulator}() */
   simulator?: Simulator;
 }
 
-/** A running loopback simulator. */
+/** A running loopback simulator. @group Loopback server */
 export interface RunningSimulator {
   /** The server's root, e.g. `http://127.0.0.1:4010`. */
   readonly url: string;
@@ -52,6 +52,8 @@ export interface RunningSimulator {
 /**
  * Starts the simulator on a loopback HTTP server. Request bodies above 1 MiB are answered 413.
  * @param options `port` (default 0: any free port), `host` (default `'127.0.0.1'`), `simulator` (default: a new one).
+ *
+ * @group Loopback server
  */
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
   const simulator = options.simulator ?? createSimulator();
