@@ -9,24 +9,21 @@
  * dependencies, so `npm ci` stays fast); Chromium is Debian's `/usr/bin/chromium`. `--no-build` packs the existing
  * `dist/` (CI has just built it).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { bin, openChromium, runChromium, runScript, runWorkerd, type Setup, type StepResult, version } from './runtimes/hosts.ts';
+import { freePort, mustRun, startProcess, stop } from './runtimes/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ecosystem = path.join(root, 'ecosystem');
 const runtimesDir = path.join(ecosystem, 'runtimes');
-const bin = (name: string) => path.join(runtimesDir, 'node_modules', '.bin', name);
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 const ENV_NAMES = ['TAP_API_KEY', 'TAP_BASE_URL', 'COLLECTIONS_API_KEY', 'COLLECTIONS_BASE_URL'] as const;
-const ROW_TIMEOUT_MS = 90_000;
 
 /** The steps of the flow, in its order (rows of the matrix). */
 const STEPS = [
@@ -46,112 +43,13 @@ const STEPS = [
 /** The steps a Deno without permissions runs: each must end as a ConfigurationError naming the flag. */
 const DENIED_STEPS = ['health', 'initiate', 'env defaults'] as const;
 
-interface StepResult {
-  step: string;
-  ok: boolean;
-  detail: string;
-}
-interface Setup {
-  tapBaseUrl: string;
-  collectionsBaseUrl: string;
-  refusedBaseUrl: string;
-  fixtures: Record<string, string>;
-  network: 'granted' | 'denied';
-  env: 'granted' | 'denied' | 'none';
-  refusal: 'provable' | 'unprovable';
-  browser: boolean;
-}
+/** One runtime's column of the matrix. */
 interface Column {
   label: string;
   version: string;
   steps: readonly string[];
   results: StepResult[];
   error?: string;
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Processes
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
-  return new Promise<Ran>((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd ?? root,
-      env: options.env ?? process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: options.timeoutMs ?? ROW_TIMEOUT_MS,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function mustRun(command: string, args: readonly string[], cwd: string = root): Promise<string> {
-  const result = await run(command, args, { cwd, timeoutMs: 300_000 });
-  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.code}):\n${result.stderr || result.stdout}`);
-  return result.stdout;
-}
-
-/** A loopback port that was free a moment ago. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** Starts a long-running process and resolves once `pattern` appears on its stdout. */
-function startProcess(command: string, args: readonly string[], cwd: string, pattern: RegExp) {
-  return new Promise<{ child: ChildProcess; match: RegExpMatchArray }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const timer = setTimeout(() => {
-      child.kill();
-      reject(new Error(`${path.basename(command)} did not start:\n${output}`));
-    }, 30_000);
-    const onData = (chunk: string) => {
-      output += chunk;
-      const match = output.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, match });
-      }
-    };
-    child.stdout?.setEncoding('utf8').on('data', onData);
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${path.basename(command)} exited (${code}):\n${output}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -162,7 +60,7 @@ function stop(child: ChildProcess): Promise<void> {
  * exact there and the runtimes pin their platform packages exactly, so no lockfile is kept: the registry here lacks
  * the other platforms' binaries, which `npm ci` would insist on finding in a lockfile.
  */
-export async function ensureRuntimes(): Promise<void> {
+async function ensureRuntimes(): Promise<void> {
   const manifest = readFileSync(path.join(runtimesDir, 'package.json'));
   const stamp = path.join(runtimesDir, 'node_modules', '.installed-from-sha256');
   const digest = createHash('sha256').update(manifest).digest('hex');
@@ -174,7 +72,7 @@ export async function ensureRuntimes(): Promise<void> {
 
 /** Packs the SDK and installs the tarball into a fresh copy of each consumer project. */
 async function prepareConsumers(work: string): Promise<Record<string, string>> {
-  const packed = JSON.parse(await mustRun('npm', ['pack', '--json', '--pack-destination', work])) as Array<{ filename: string }>;
+  const packed = JSON.parse(await mustRun('npm', ['pack', '--json', '--pack-destination', work], root)) as Array<{ filename: string }>;
   const tarball = path.join(work, packed[0]?.filename ?? '');
   const consumers: Record<string, string> = {};
   await Promise.all(
@@ -202,127 +100,6 @@ async function prepareConsumers(work: string): Promise<Record<string, string>> {
     bundle(consumers.browser as string, 'page.mjs', 'page.bundle.mjs'),
   ]);
   return consumers;
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Runtimes
-
-function parseResults(output: string): StepResult[] {
-  const line = output.split('\n').find((candidate) => candidate.startsWith('FLOW_RESULTS '));
-  if (line === undefined) throw new Error('the flow printed no results');
-  return JSON.parse(line.slice('FLOW_RESULTS '.length)) as StepResult[];
-}
-
-async function runScript(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<StepResult[]> {
-  if (!existsSync(command)) throw new Error(`missing runtime: ${command}`);
-  const result = await run(command, args, { cwd, env });
-  try {
-    return parseResults(result.stdout);
-  } catch (error) {
-    throw new Error(`${(error as Error).message} (exit ${result.code}): ${result.stderr.slice(-1500)}`);
-  }
-}
-
-async function version(command: string, args: readonly string[], pattern: RegExp): Promise<string> {
-  if (!existsSync(command)) return 'missing';
-  const { stdout } = await run(command, args, { timeoutMs: 30_000 });
-  return stdout.match(pattern)?.[1] ?? stdout.trim();
-}
-
-/** workerd: the bundled worker behind a config whose outbound network allows loopback; the flow runs per request. */
-async function runWorkerd(dir: string, setup: Setup, env: Record<string, string>): Promise<StepResult[]> {
-  if (!existsSync(bin('workerd'))) throw new Error(`missing runtime: ${bin('workerd')}`);
-  const values: Record<string, string> = { FLOW_SETUP: JSON.stringify(setup), ...env };
-  const config = readFileSync(path.join(dir, 'config.capnp'), 'utf8').replace(/@([A-Z_]+)@/g, (_all, name: string) =>
-    JSON.stringify(values[name] ?? ''),
-  );
-  writeFileSync(path.join(dir, 'config.run.capnp'), config);
-  const port = await freePort();
-  const child = spawn(bin('workerd'), ['serve', 'config.run.capnp', '--socket-addr', `http=127.0.0.1:${port}`], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-  });
-  try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const answer = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(ROW_TIMEOUT_MS) });
-        const text = await answer.text();
-        if (!answer.ok) throw new Error(`workerd answered ${answer.status}: ${text.slice(0, 1500)}`);
-        return JSON.parse(text) as StepResult[];
-      } catch (error) {
-        const refused = (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
-        if (!refused || attempt >= 100 || child.exitCode !== null) throw new Error(`${(error as Error).message}\n${output.slice(-1500)}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-  } finally {
-    await stop(child);
-  }
-}
-
-interface PlaywrightPage {
-  goto(url: string): Promise<unknown>;
-  waitForFunction(body: string, arg: unknown, options: { timeout: number }): Promise<unknown>;
-  evaluate(body: string): Promise<unknown>;
-  on(event: 'pageerror' | 'console', listener: (value: { message?: string; text?: () => string }) => void): void;
-}
-interface PlaywrightBrowser {
-  version(): string;
-  newPage(): Promise<PlaywrightPage>;
-  close(): Promise<void>;
-}
-interface Playwright {
-  chromium: { launch(options: { executablePath: string; headless: boolean; args: string[] }): Promise<PlaywrightBrowser> };
-}
-
-/** Serves a directory on loopback, so the page's origin differs from the simulator's (a real cross-origin call). */
-async function serveDirectory(dir: string): Promise<Server> {
-  const types: Record<string, string> = { '.html': 'text/html', '.mjs': 'text/javascript' };
-  const server = createServer((request, response) => {
-    const name = path.basename(new URL(request.url ?? '/', 'http://x').pathname) || 'index.html';
-    const file = path.join(dir, name);
-    if (!existsSync(file)) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': `${types[path.extname(name)] ?? 'application/octet-stream'}; charset=utf-8` });
-    response.end(readFileSync(file));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
-
-async function openChromium(): Promise<PlaywrightBrowser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`missing runtime: ${CHROMIUM} (apt-get install chromium)`);
-  const entry = path.join(runtimesDir, 'node_modules', 'playwright-core', 'index.mjs');
-  const { chromium } = (await import(pathToFileURL(entry).href)) as Playwright;
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
-}
-
-async function runChromium(browser: PlaywrightBrowser, dir: string, setup: Setup): Promise<StepResult[]> {
-  const server = await serveDirectory(dir);
-  const errors: string[] = [];
-  try {
-    const page = await browser.newPage();
-    page.on('pageerror', (error) => errors.push(error.message ?? String(error)));
-    const { port } = server.address() as AddressInfo;
-    await page.goto(`http://127.0.0.1:${port}/index.html#${encodeURIComponent(JSON.stringify(setup))}`);
-    try {
-      await page.waitForFunction('window.flowResults !== undefined', null, { timeout: ROW_TIMEOUT_MS });
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; page errors: ${errors.join('; ')}`);
-    }
-    return (await page.evaluate('window.flowResults')) as StepResult[];
-  } finally {
-    server.close();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -384,7 +161,7 @@ function printMatrix(columns: readonly Column[]): { passed: number; failed: numb
 async function main(): Promise<void> {
   const started = Date.now();
   await ensureRuntimes();
-  if (!process.argv.includes('--no-build')) await mustRun('npm', ['run', 'build', '--silent']);
+  if (!process.argv.includes('--no-build')) await mustRun('npm', ['run', 'build', '--silent'], root);
   const work = mkdtempSync(path.join(tmpdir(), 'tap-collections-runtimes-'));
   let simulator: ChildProcess | undefined;
   try {

@@ -49,16 +49,19 @@ const PERMISSION_ERROR_NAMES: ReadonlySet<string> = new Set(['NotCapable', 'Perm
 /** How far down the `cause` chain to look: runtimes wrap at most two or three times. */
 const MAX_CAUSE_DEPTH = 5;
 
-/** Reads what a fetch failure (the runtime's own error, with its `cause` chain) proves about the request. */
+/**
+ * Reads what a fetch failure (the runtime's own error, with its `cause` chain) proves about the request. The first
+ * error in the chain that carries a `code` decides by it (as before, for Node.js and Bun); the wording of code-less
+ * errors (Deno's, undici's `bad port`) counts only where no code was given.
+ */
 export function classifyConnectionFailure(error: unknown): ConnectionFailure {
-  let notSent = false;
   for (const current of causeChain(error)) {
     const { name, code, message } = current as { name?: unknown; code?: unknown; message?: unknown };
     if (typeof name === 'string' && PERMISSION_ERROR_NAMES.has(name)) return 'permission-denied';
-    if (typeof code === 'string' && NOT_SENT_CODES.has(code)) notSent = true;
-    if (typeof message === 'string' && NOT_SENT_MESSAGES.some((pattern) => pattern.test(message))) notSent = true;
+    if (typeof code === 'string') return NOT_SENT_CODES.has(code) ? 'not-sent' : 'may-have-been-sent';
+    if (typeof message === 'string' && NOT_SENT_MESSAGES.some((pattern) => pattern.test(message))) return 'not-sent';
   }
-  return notSent ? 'not-sent' : 'may-have-been-sent';
+  return 'may-have-been-sent';
 }
 
 function* causeChain(error: unknown): Generator<object> {
