@@ -101,7 +101,9 @@ describe('a refused connection, read per runtime', () => {
     expect(classifyConnectionFailure(new Error('the server refused the payment'))).toBe('may-have-been-sent');
     expect(classifyConnectionFailure('ECONNREFUSED')).toBe('may-have-been-sent');
     // The first code decides: a reset wrapping a refusal's wording is still a reset.
-    const reset = Object.assign(new Error('socket hang up', { cause: new Error('tcp connect error: Connection refused') }), { code: 'ECONNRESET' });
+    const reset = Object.assign(new Error('socket hang up', { cause: new Error('tcp connect error: Connection refused') }), {
+      code: 'ECONNRESET',
+    });
     expect(classifyConnectionFailure(reset)).toBe('may-have-been-sent');
   });
 });
