@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isBlockedPort } from './connection-failure.js';
 import { isBrowserPage, readEnv } from './env.js';
 import { ConfigurationError, type ValidationIssue } from './errors.js';
 import { headerIssues } from './headers.js';
@@ -152,6 +153,8 @@ export function normalizeBaseUrl(value: string): { url: string } | { problem: st
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     return { problem: 'must use https: (http: is allowed only for loopback hosts)' };
   }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (isBlockedPort(port)) return { problem: `uses port ${port}, which fetch refuses to connect to (Node.js, Deno and browsers block it)` };
   return { url: url.href.replace(/\/+$/, '') };
 }
 

@@ -31,6 +31,12 @@ export interface StartSimulatorOptions {
   host?: string;
   /** The simulator to serve, e.g. one also exposed through msw handlers. @defaultValue a new {@link createSimulator}() */
   simulator?: Simulator;
+  /**
+   * Answer cross-origin requests (CORS), for a browser page on another origin talking to the simulator: preflights
+   * get `204`, every answer allows the requesting origin, the requested headers (`authorization`, `x-api-key`, …)
+   * and exposes `x-request-id` and `retry-after`. Default `false`: no CORS headers, as the real services send none.
+   */
+  cors?: boolean;
 }
 
 /** A running loopback simulator. @group Loopback server */
@@ -61,6 +67,8 @@ export async function startSimulator(options: StartSimulatorOptions = {}): Promi
   const inFlight = new Set<AbortController>();
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => {
+    if (options.cors === true && answerPreflight(request, response)) return;
+    if (options.cors === true) allowOrigin(request, response);
     void serve(simulator, request, response, inFlight);
   });
 
@@ -147,6 +155,30 @@ async function serve(
       body: `Simulator error: ${error instanceof Error ? error.message : String(error)}`,
     });
   }
+}
+
+/** Answers a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`); false for any other request. */
+function answerPreflight(request: IncomingMessage, response: ServerResponse): boolean {
+  if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return false;
+  request.resume();
+  allowOrigin(request, response);
+  response.writeHead(204, {
+    'access-control-allow-methods': 'GET, POST',
+    'access-control-allow-headers': request.headers['access-control-request-headers'] ?? '',
+    'access-control-max-age': '600',
+    'content-length': '0',
+  });
+  response.end();
+  return true;
+}
+
+/** Lets the requesting origin read the answer, and its request id and rate-limit headers. */
+function allowOrigin(request: IncomingMessage, response: ServerResponse): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  response.setHeader('access-control-allow-origin', origin);
+  response.setHeader('access-control-expose-headers', 'x-request-id, retry-after');
+  response.setHeader('vary', 'origin');
 }
 
 function send(response: ServerResponse, answer: { status: number; headers: Readonly<Record<string, string>>; body: string }): void {
