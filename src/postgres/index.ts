@@ -13,6 +13,7 @@
  * Needs the `pg` package (an optional peer dependency: `npm install pg`) unless you pass a pool of your own.
  *
  * @packageDocumentation
+ * @module tap-collections-sdk/postgres
  */
 import type {
   LeaseRequest,

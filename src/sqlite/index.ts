@@ -13,7 +13,7 @@
  * await collections.recover(); // after a restart: every payment that was in flight, brought to its outcome
  * ```
  *
- * @packageDocumentation
+ * @module tap-collections-sdk/sqlite
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type {
