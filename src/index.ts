@@ -19,7 +19,9 @@ export {
   type InitiatedCollection,
   type KnownCollectionStatus,
 } from './collections/schemas.js';
-export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions } from './core/config.js';
+export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
+export type { ApiResponse, RawRequestOptions } from './core/raw-request.js';
+export type { HttpMethod } from './core/transport.js';
 export {
   ApiError,
   AuthenticationError,
