@@ -100,7 +100,10 @@ function planPoll(options: PollOptions): PollPlan {
     issues.push({ path: 'options.onUpdate', message: 'must be a function' });
   }
   const settled = options.settledStatuses;
-  if (settled !== undefined && !(Array.isArray(settled) && settled.length > 0 && settled.every((word) => typeof word === 'string' && word !== ''))) {
+  if (
+    settled !== undefined &&
+    !(Array.isArray(settled) && settled.length > 0 && settled.every((word) => typeof word === 'string' && word !== ''))
+  ) {
     issues.push({ path: 'options.settledStatuses', message: 'must be a non-empty array of non-empty strings' });
   }
   // Only checked values reach arithmetic: a BigInt or a Symbol would make Math.max throw a TypeError.
@@ -169,7 +172,9 @@ export async function pollUntilSettled(
       if (plan.settled.has(status.statusText)) return status;
       if (status.statusText !== 'pending' && !unexpectedWarned.has(status.statusText)) {
         unexpectedWarned.add(status.statusText);
-        logger.warn(`collection ${referenceId} has status "${status.statusText}", neither pending nor settled; still waiting (see settledStatuses)`);
+        logger.warn(
+          `collection ${referenceId} has status "${status.statusText}", neither pending nor settled; still waiting (see settledStatuses)`,
+        );
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason;

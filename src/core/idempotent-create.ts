@@ -16,7 +16,10 @@ import type { CallSettings, Transport } from './transport.js';
  * - `excluded`: the service shows another operation holding one of this operation's unique keys, so by
  *   the service's own uniqueness rule this call's operation does not exist and never will.
  */
-export type LookupResult<Result> = { readonly kind: 'found'; readonly result: Result } | { readonly kind: 'absent' } | { readonly kind: 'excluded' };
+export type LookupResult<Result> =
+  | { readonly kind: 'found'; readonly result: Result }
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'excluded' };
 
 /** One create, as a client describes it to {@link createOnce}. */
 export interface IdempotentCreate<Result> {
@@ -93,6 +96,8 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
 }
 
 function unknown(transport: Transport, referenceId: string, cause: unknown): UnknownOutcomeError {
-  transport.logger.error(`outcome unknown for referenceId ${referenceId}: reconcile later by this referenceId, do not resend with a new one`);
+  transport.logger.error(
+    `outcome unknown for referenceId ${referenceId}: reconcile later by this referenceId, do not resend with a new one`,
+  );
   return new UnknownOutcomeError(referenceId, cause);
 }

@@ -37,9 +37,15 @@ const UNSAFE_IN_PATH = /[\u0000-\u0020\u007f\\?#]/;
 const DOT_SEGMENT = /^(\.|%2e){1,2}$/i;
 
 /** Sends a raw request through `transport`. */
-export async function rawRequest(transport: Transport, method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
+export async function rawRequest(
+  transport: Transport,
+  method: HttpMethod,
+  path: string,
+  options?: RawRequestOptions,
+): Promise<ApiResponse> {
   const issues: ValidationIssue[] = [];
-  if (typeof method !== 'string' || !METHODS.has(method)) issues.push({ path: 'method', message: 'must be one of GET, POST, PUT, PATCH, DELETE' });
+  if (typeof method !== 'string' || !METHODS.has(method))
+    issues.push({ path: 'method', message: 'must be one of GET, POST, PUT, PATCH, DELETE' });
   const pathProblem = checkPath(path);
   if (pathProblem !== undefined) issues.push({ path: 'path', message: pathProblem });
   if (options !== undefined && (options === null || typeof options !== 'object')) {
@@ -90,7 +96,9 @@ function encodeQuery(query: unknown, issues: ValidationIssue[]): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     const valid =
-      (typeof value === 'string' && isWellFormedText(value)) || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+      (typeof value === 'string' && isWellFormedText(value)) ||
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value));
     if (!valid || !isWellFormedText(name)) {
       issues.push({ path: `options.query.${name}`, message: 'must be a string, a finite number or a boolean' });
     } else params.append(name, String(value));

@@ -239,7 +239,8 @@ export class Transport {
       throw new ConfigurationError('The apiKey function returned no key (a non-empty string is required); nothing was sent');
     }
     const problem = key.length < MIN_API_KEY_LENGTH ? `must be at least ${MIN_API_KEY_LENGTH} characters long` : headerValueProblem(key);
-    if (problem !== undefined) throw new ConfigurationError(`The apiKey function returned an unusable key: it ${problem}; nothing was sent`);
+    if (problem !== undefined)
+      throw new ConfigurationError(`The apiKey function returned an unusable key: it ${problem}; nothing was sent`);
     this.#secrets.remember(key);
     return key;
   }
@@ -280,7 +281,14 @@ export class Transport {
         }
         const text = await network(() => readBodyText(response, ERROR_BODY_LIMIT, true, signal));
         this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
-        throw mapErrorResponse(this.#profile.service, this.#profile.readErrorEnvelope, response.status, response.headers, text, this.#secrets);
+        throw mapErrorResponse(
+          this.#profile.service,
+          this.#profile.readErrorEnvelope,
+          response.status,
+          response.headers,
+          text,
+          this.#secrets,
+        );
       }
     } finally {
       clearTimeout(timeout);
@@ -349,7 +357,11 @@ export class Transport {
     }
     if (target.origin !== this.#origin) {
       // The Location is the service's text: a host made of the key must not reach the error.
-      throw new RedirectError(response.status, this.#secrets.scrub(target.origin), `the API key is never sent to another origin than ${this.#origin}`);
+      throw new RedirectError(
+        response.status,
+        this.#secrets.scrub(target.origin),
+        `the API key is never sent to another origin than ${this.#origin}`,
+      );
     }
     // 301/302/303 would turn a POST into a GET and drop the body: refuse rather than guess.
     if (method !== 'GET' && response.status !== 307 && response.status !== 308) {

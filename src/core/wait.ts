@@ -21,10 +21,13 @@ export function boundedWait<T>(promise: Promise<T>, signal: AbortSignal | undefi
       finish();
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      finish();
-      reject(onLimit());
-    }, Math.max(0, limitMs));
+    const timer = setTimeout(
+      () => {
+        finish();
+        reject(onLimit());
+      },
+      Math.max(0, limitMs),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {

@@ -116,7 +116,8 @@ export class TapClient {
 /** The list's items, unvalidated (each is checked on its own when reconciling); the container must be JSON of a known shape. */
 function listRows(result: HttpResult): readonly unknown[] {
   if (Array.isArray(result.body)) return result.body;
-  const data = result.isJson && result.body !== null && typeof result.body === 'object' ? (result.body as { data?: unknown }).data : undefined;
+  const data =
+    result.isJson && result.body !== null && typeof result.body === 'object' ? (result.body as { data?: unknown }).data : undefined;
   if (Array.isArray(data)) return data;
   return parseResponse(ListCustomerQueriesResponseSchema, result, 'tap').data;
 }

@@ -45,7 +45,11 @@ describe('initiate: the request and the result', () => {
   it('resolves with every field of data, those the document does not list included', async () => {
     server.use(
       http.post(INITIATE_URL, () =>
-        json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending', internal: 'x', fee: { amount: 0.5 } }, extra: true }),
+        json(202, {
+          success: true,
+          data: { referenceId: REFERENCE_ID, status: 'pending', internal: 'x', fee: { amount: 0.5 } },
+          extra: true,
+        }),
       ),
     );
     expect(await collectionsClient().initiate(collectionInput())).toStrictEqual({

@@ -5,9 +5,19 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError, PollTimeoutError } from '../../src/index.js';
-import { advanceTime, collectionsClient, flushUntil, REFERENCE_ID, scriptedFetch, statusBody, track, useFakeClock } from '../helpers/collections.js';
+import {
+  advanceTime,
+  collectionsClient,
+  flushUntil,
+  REFERENCE_ID,
+  scriptedFetch,
+  statusBody,
+  track,
+  useFakeClock,
+} from '../helpers/collections.js';
 
-const pending = () => new Response(JSON.stringify(statusBody({ statusText: 'pending' })), { headers: { 'content-type': 'application/json' } });
+const pending = () =>
+  new Response(JSON.stringify(statusBody({ statusText: 'pending' })), { headers: { 'content-type': 'application/json' } });
 /** A key function that answers after `ms` (fake time). */
 const slowKey = (ms: number) => () => new Promise<string>((resolve) => setTimeout(() => resolve('slow-key-0001'), ms));
 const abortError = () => new DOMException('The operation was aborted.', 'AbortError');
@@ -50,7 +60,11 @@ describe('the caller’s abort ends every wait at once', () => {
     const { fetch, urls } = scriptedFetch(pending);
     const client = collectionsClient({ fetch, apiKey: slowKey(3_000) });
     const controller = new AbortController();
-    const call = track(method === 'checkStatus' ? client.checkStatus(REFERENCE_ID, { signal: controller.signal }) : client.pollUntilSettled(REFERENCE_ID, { signal: controller.signal }));
+    const call = track(
+      method === 'checkStatus'
+        ? client.checkStatus(REFERENCE_ID, { signal: controller.signal })
+        : client.pollUntilSettled(REFERENCE_ID, { signal: controller.signal }),
+    );
     await advanceTime(20, 10);
     const reason = abortError();
     controller.abort(reason);

@@ -23,7 +23,8 @@ import { QUERIES_URL, rejectionOf } from '../helpers/tap.js';
 const KEY = 'tapkey-live/9c2f6e1d7b4a3e8f';
 const { server, requests } = useMswServer();
 
-const client = (options: TapClientOptions = {}) => new TapClient({ apiKey: KEY, baseUrl: TAP_BASE_URL, logLevel: 'off', maxRetries: 0, ...options });
+const client = (options: TapClientOptions = {}) =>
+  new TapClient({ apiKey: KEY, baseUrl: TAP_BASE_URL, logLevel: 'off', maxRetries: 0, ...options });
 
 /** Every form of `value` a log or a bug report could carry. */
 function everyForm(value: unknown): string {
@@ -43,7 +44,10 @@ describe('the key is scrubbed from everything kept from a response', () => {
   it('an x-request-id header carrying the key: error.requestId, message and the retry warn line', async () => {
     server.use(
       http.get(QUERIES_URL, () =>
-        HttpResponse.json(tapError(503, 'unavailable', 'Unavailable'), { status: 503, headers: { 'retry-after': '0', 'x-request-id': KEY } }),
+        HttpResponse.json(tapError(503, 'unavailable', 'Unavailable'), {
+          status: 503,
+          headers: { 'retry-after': '0', 'x-request-id': KEY },
+        }),
       ),
     );
     const logger = fakeLogger();
@@ -72,7 +76,12 @@ describe('the key is scrubbed from everything kept from a response', () => {
 
   it('a redirect whose Location host is the key (any letter case) keeps no key in RedirectError', async () => {
     const hostKey = 'tapkeylive9c2f6e1d7b4a3e8f';
-    server.use(http.get(QUERIES_URL, () => new HttpResponse(null, { status: 307, headers: { location: `http://${hostKey.toUpperCase()}.attacker.test/` } })));
+    server.use(
+      http.get(
+        QUERIES_URL,
+        () => new HttpResponse(null, { status: 307, headers: { location: `http://${hostKey.toUpperCase()}.attacker.test/` } }),
+      ),
+    );
     const error = await rejectionOf(client({ apiKey: hostKey }).listCustomerQueries());
     expect(error).toBeInstanceOf(RedirectError);
     expect((error as RedirectError).location).toBe('http://[redacted].attacker.test');
@@ -95,7 +104,10 @@ describe('the key is scrubbed from everything kept from a response', () => {
     const apiKey: ApiKeySource = async () => keys[Math.min(calls++, 1)] as string;
     server.use(
       http.get(QUERIES_URL, () =>
-        HttpResponse.json(tapError(401, 'auth/invalid', `revoked ${keys[0]}, current ${keys[1]}`), { status: 401, headers: { 'x-request-id': keys[0] as string } }),
+        HttpResponse.json(tapError(401, 'auth/invalid', `revoked ${keys[0]}, current ${keys[1]}`), {
+          status: 401,
+          headers: { 'x-request-id': keys[0] as string },
+        }),
       ),
     );
     const tap = client({ apiKey });

@@ -838,7 +838,8 @@ function renderMatrix(matrix: readonly Row[]): string {
     '',
     `${matrix.length} rows; ${creates.length} are creates: ${count(creates, '1')} left one record, ${count(creates, '0')} none, ${creates.length - count(creates, '1') - count(creates, '0')} more than one.`,
     `Creates that ended in a definite error (neither resolved nor \`UnknownOutcomeError\`) with a record stored: ${
-      creates.filter((row) => row.records !== '0' && !row.outcome.startsWith('resolves') && !row.outcome.startsWith('UnknownOutcomeError')).length
+      creates.filter((row) => row.records !== '0' && !row.outcome.startsWith('resolves') && !row.outcome.startsWith('UnknownOutcomeError'))
+        .length
     }; resolved without a record: ${creates.filter((row) => row.records === '0' && row.outcome.startsWith('resolves')).length}.`,
     '',
     '| Fault | Method | Outcome | Requests | Records |',

@@ -59,7 +59,12 @@ describe('submitCustomerQuery: recognising its own query after an unknown outcom
 
   it('rejects with UnknownOutcomeError when the list lags behind the create (the 409 is its own query)', async () => {
     const server = await serverWith({ lagMs: 5_000 });
-    server.seedTapQuery({ ...customerQueryInput(), merchantId: 'm-unrelated', terminalId: 't-unrelated', referenceId: crypto.randomUUID() });
+    server.seedTapQuery({
+      ...customerQueryInput(),
+      merchantId: 'm-unrelated',
+      terminalId: 't-unrelated',
+      referenceId: crypto.randomUUID(),
+    });
     server.fault('POST queries', { kind: 'reset-after-commit' });
     const error = await rejectionOf(clientOf(server).submitCustomerQuery(customerQueryInput({ referenceId: REFERENCE_ID })));
     expect(error).toBeInstanceOf(UnknownOutcomeError);
@@ -74,7 +79,10 @@ describe('submitCustomerQuery: what proves that nothing was created', () => {
   it.for([
     { holds: 'terminalId', seed: { ...earlier, merchantId: 'm-earlier', terminalId: 'terminal-001', referenceId: crypto.randomUUID() } },
     { holds: 'merchantId', seed: { ...earlier, merchantId: 'merchant-001', terminalId: 't-earlier', referenceId: crypto.randomUUID() } },
-    { holds: 'referenceId (another amount)', seed: { ...earlier, merchantId: 'merchant-001', terminalId: 'terminal-001', referenceId: REFERENCE_ID } },
+    {
+      holds: 'referenceId (another amount)',
+      seed: { ...earlier, merchantId: 'merchant-001', terminalId: 'terminal-001', referenceId: REFERENCE_ID },
+    },
   ])('another query holding its $holds: the 409 stands as ConflictError', async ({ seed }) => {
     const server = await serverWith();
     server.seedTapQuery(seed);
