@@ -4,7 +4,6 @@ import {
   ConflictError,
   ConnectionError,
   InternalServerError,
-  NotFoundError,
   TapCollectionsError,
   UnknownOutcomeError,
   UnprocessableEntityError,
