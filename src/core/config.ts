@@ -67,9 +67,11 @@ export interface ClientOptions {
    */
   maxRetryAfterMs?: number;
   /**
-   * The most requests this client has in flight at once; further calls queue. Protects the service
-   * (and your rate limit) from a fleet of pollers.
-   * @defaultValue `Infinity` (no limit)
+   * The most requests this client has in flight at once; further requests queue (a queued request has
+   * not been sent; the caller's abort and a poll's `maxWaitMs` end its wait). Protects the service (and
+   * your rate limit) from a fleet of pollers, and bounds the sockets and memory of thousands of pending
+   * polls (see docs/reliability.md). `Infinity` removes the limit.
+   * @defaultValue 64
    */
   maxConcurrentRequests?: number;
   /**
@@ -152,7 +154,7 @@ export const DEFAULTS = {
   timeoutMs: 30_000,
   maxRetries: 2,
   maxRetryAfterMs: 60_000,
-  maxConcurrentRequests: Number.POSITIVE_INFINITY,
+  maxConcurrentRequests: 64,
   maxResponseBytes: 32 * 1024 * 1024,
   logLevel: 'warn',
 } as const;
