@@ -87,10 +87,3 @@ describe('maxConcurrentRequests', () => {
     }
   });
 });
-    const calls = REFERENCES.map((referenceId) => client.checkStatus(referenceId));
-    await flush();
-    expect(state.inFlight).toBe(REFERENCES.length);
-    for (const release of state.release.splice(0)) release();
-    await Promise.all(calls);
-  });
-});
