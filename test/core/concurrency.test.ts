@@ -75,7 +75,13 @@ describe('maxConcurrentRequests', () => {
     const references = Array.from({ length: 70 }, (_, index) => `3f1c1d7e-8a2b-4c3d-9e4f-${String(index).padStart(12, '0')}`);
     for (const maxConcurrentRequests of [undefined, Number.POSITIVE_INFINITY]) {
       const { fetch, state } = heldFetch();
-      const client = new CollectionsClient({ apiKey: 'test-key-0001', baseUrl: COLLECTIONS_BASE_URL, fetch, logLevel: 'off', maxConcurrentRequests });
+      const client = new CollectionsClient({
+        apiKey: 'test-key-0001',
+        baseUrl: COLLECTIONS_BASE_URL,
+        fetch,
+        logLevel: 'off',
+        maxConcurrentRequests,
+      });
       const calls = references.map((referenceId) => client.checkStatus(referenceId));
       await flush();
       expect(state.inFlight).toBe(maxConcurrentRequests === undefined ? 64 : 70);
