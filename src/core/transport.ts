@@ -260,7 +260,9 @@ export class Transport {
     const signal = attempt.signal;
     const started = Date.now();
     let url = `${this.#config.baseUrl}${spec.path}`;
-    this.logger.debug(`→ ${spec.method} ${spec.path}`, spec.body === undefined ? undefined : { body: spec.body });
+    // A raw request's query may carry personal data: log lines name the path only.
+    const logPath = spec.path.split('?')[0] ?? spec.path;
+    this.logger.debug(`→ ${spec.method} ${logPath}`, spec.body === undefined ? undefined : { body: spec.body });
     try {
       for (let redirects = 0; ; redirects++) {
         const response = await network(() => this.#ky(url, { method: spec.method, headers, body, signal, fetch: withSignal }));
@@ -276,11 +278,11 @@ export class Transport {
           // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
           // it); an error that keeps the body scrubs it through `scrub`.
           const text = await network(() => this.#readSuccessBody(response, requestId, signal));
-          this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
+          this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
           return { status: response.status, ...parseBodyText(text), requestId, headers: response.headers, scrub: this.#scrubValue };
         }
         const text = await network(() => readBodyText(response, ERROR_BODY_LIMIT, true, signal));
-        this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
+        this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
         throw mapErrorResponse(
           this.#profile.service,
           this.#profile.readErrorEnvelope,

@@ -81,6 +81,15 @@ describe('request(): raw access', () => {
     expect(requests).toHaveLength(0);
   });
 
+  it('logs the path without its query (a query may carry personal data)', async () => {
+    server.use(http.get(UNLISTED, () => HttpResponse.json({})));
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    await collections({ logger, logLevel: 'debug' }).request('GET', '/v1/collections/summary', { query: { phone: '260977123456' } });
+    const logged = JSON.stringify(logger.debug.mock.calls);
+    expect(logged).toContain('GET /v1/collections/summary');
+    expect(logged).not.toContain('260977123456');
+  });
+
   it('maps a non-2xx answer to its typed error, the key scrubbed from it', async () => {
     server.use(http.get(UNLISTED, () => HttpResponse.json({ code: 'E_NOT_FOUND', message: `no route for ${KEY}` }, { status: 404 })));
     const error = await rejectionOf(collections().request('GET', '/v1/collections/summary'));
