@@ -74,7 +74,8 @@ export class CollectionsClient {
 
   /**
    * Pushes a payment request to the customer's phone (`POST /v1/collections/mobile-money`). Resolves
-   * on 202 with `{ referenceId, status: 'pending' }`; learn the outcome with {@link pollUntilSettled}.
+   * on 202 with every field of its `data` (`{ referenceId, status: 'pending', … }`); learn the outcome with
+   * {@link pollUntilSettled}.
    *
    * `referenceId` is generated (UUID v4) when absent and kept for every attempt. After an attempt whose
    * outcome is unknown, the SDK checks the reference before sending again, so the customer is never
@@ -83,7 +84,8 @@ export class CollectionsClient {
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link UnprocessableEntityError} when the service rejects a field (`errors` names it).
    * @throws {@link UnknownOutcomeError} when the outcome could not be established: keep the `referenceId`,
-   * check it later; never resend with a new one.
+   * check it later; never resend with a new one. Once an attempt's outcome was unknown, this is how the call
+   * ends unless the collection is found (a 404 from a status check that may lag proves nothing).
    */
   async initiate(input: CollectionInput, options?: RequestOptions): Promise<InitiatedCollection> {
     const parsed = parseInput(CollectionInputSchema, input);

@@ -59,7 +59,9 @@ export class TapClient {
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link ConflictError} when `merchantId`, `terminalId` or `referenceId` was used by an earlier query.
    * @throws {@link NotFoundError} / {@link BadRequestError} when the tag is missing or inactive, or has no number.
-   * @throws {@link UnknownOutcomeError} when the outcome could not be established: reconcile later by `referenceId`.
+   * @throws {@link UnknownOutcomeError} when the outcome could not be established (the list may lag behind the
+   * create): reconcile later by `referenceId`. Once an attempt's outcome was unknown, only another query
+   * holding this call's `referenceId`, `merchantId` or `terminalId` lets a definite error stand.
    */
   async submitCustomerQuery(input: CustomerQueryInput, options?: RequestOptions): Promise<CustomerQuery> {
     const parsed = parseInput(CustomerQueryInputSchema, input);
