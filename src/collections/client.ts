@@ -25,7 +25,7 @@ import {
   type InitiatedCollection,
 } from './schemas.js';
 
-/** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. */
+/** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
 export interface CollectionsClientOptions extends ClientOptions {
   /**
    * The form phone numbers are sent in: `'international'` (`260977123456`, the form the Tap API returns)
@@ -49,6 +49,8 @@ const PATH_CHANGING = /[/\\?#]/;
  * ```
  *
  * Sends `Authorization: Bearer <key>` on every request.
+ *
+ * @group Clients
  */
 export class CollectionsClient {
   readonly #transport: Transport;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isBlockedPort } from './connection-failure.js';
 import { isBrowserPage, readEnv } from './env.js';
 import { ConfigurationError, type ServiceName, type ValidationIssue } from './errors.js';
 import { headerIssues, headerValueProblem } from './headers.js';
@@ -28,13 +29,13 @@ export interface ResponseEvent {
   readonly attempt: number;
 }
 
-/** The API key, or a function returning it (sync or async), called before every attempt so keys can rotate. */
+/** The API key, or a function returning it (sync or async), called before every attempt so keys can rotate. @group Configuration */
 export type ApiKeySource = string | (() => string | Promise<string>);
 
-/** A `fetch` implementation: the global one, undici's, or a test double. */
+/** A `fetch` implementation: the global one, undici's, or a test double. @group Configuration */
 export type FetchFunction = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
-/** Options shared by {@link TapClient} and {@link CollectionsClient}. All are optional where an environment supplies them. */
+/** Options shared by {@link TapClient} and {@link CollectionsClient}. All are optional where an environment supplies them. @group Configuration */
 export interface ClientOptions {
   /**
    * The API key, or a function returning it (sync or async), called before every attempt so keys can
@@ -114,15 +115,15 @@ export interface ClientOptions {
   onResponse?: (event: ResponseEvent) => void;
 }
 
-/** Options of one call; they override the client's for that call. */
+/** Options of one call; they override the client's for that call. @group Configuration */
 export interface RequestOptions {
-  /** Cancels the call: it rejects promptly with the signal's reason, also between retries. */
+  /** Cancels the call: it rejects promptly with the signal's reason, also between retries. @defaultValue none */
   signal?: AbortSignal;
   /** The limit for one attempt, in milliseconds. @defaultValue the client's `timeoutMs` */
   timeoutMs?: number;
   /** Retries after the first attempt. @defaultValue the client's `maxRetries` */
   maxRetries?: number;
-  /** Extra headers for this call, on top of the client's. */
+  /** Extra headers for this call, on top of the client's. @defaultValue none */
   headers?: Record<string, string>;
 }
 
@@ -181,6 +182,8 @@ export function normalizeBaseUrl(value: string): { url: string } | { problem: st
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     return { problem: 'must use https: (http: is allowed only for loopback hosts)' };
   }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (isBlockedPort(port)) return { problem: `uses port ${port}, which fetch refuses to connect to (Node.js, Deno and browsers block it)` };
   return { url: url.href.replace(/\/+$/, '') };
 }
 

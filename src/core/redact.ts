@@ -10,7 +10,7 @@ const DROPPED_FIELD = /^(firstName|lastName|merchantName|partnerName|name|apiKey
 // Nine or more digits in a row, optionally after a plus: any phone-shaped run inside free text.
 const DIGIT_RUN = /\+?\d[\d -]{7,}\d/g;
 
-/** Masks a phone number, keeping the first three and last two digits: `260977123456` → `260*******56`. */
+/** Masks a phone number, keeping the first three and last two digits: `260977123456` → `260*******56`. @group Utilities */
 export function maskPhoneNumber(value: string): string {
   const digits = value.replace(/\D/g, '');
   if (digits.length < 6) return '*'.repeat(digits.length);

@@ -19,6 +19,7 @@
  * ({@link defaultFixtures}).
  *
  * @packageDocumentation
+ * @module tap-collections-sdk/testing
  */
 export {
   type ApiKeyFixture,
@@ -61,4 +62,4 @@ export {
   type SimulatorResponse,
   type StoredCollection,
   type StoredCustomerQuery,
-} from './state.js';
+} from './simulator.js';

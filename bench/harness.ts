@@ -1,0 +1,70 @@
+/**
+ * What every benchmark shares: the built SDK, a seeded PRNG, percentiles, the table printer, and a way to run part of a
+ * benchmark in a child process (its own core, or node flags such as `--expose-gc`).
+ */
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+// Types come from the sources (so the benchmarks typecheck before a build); the code run is the build.
+import type * as Sdk from '../src/index.js';
+
+/** The SDK's main entry, as the benchmarks load it from `dist/`. */
+export type BenchSdk = typeof Sdk;
+
+/** The API key every benchmark's client sends (to servers and fakes that accept any). */
+export const API_KEY = 'bench-key-0123456789';
+
+/** The built main entry, `dist/index.js` (what ships). */
+export async function loadSdk(): Promise<BenchSdk> {
+  return (await import(new URL('../dist/index.js', import.meta.url).href)) as BenchSdk;
+}
+
+/** A small seeded PRNG (mulberry32), so every run simulates the same collections. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Nearest-rank percentile (`p` in 0..1) of unsorted values. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/** The median of unsorted values. */
+export function median(values: readonly number[]): number {
+  return percentile(values, 0.5);
+}
+
+/** Prints a titled table: the first column left-aligned text, the others right-aligned figures. */
+export function printTable(title: string, headers: readonly string[], rows: readonly (readonly string[])[]): void {
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  console.log(`\n${title}\n`);
+  console.log(line(headers));
+  console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+  for (const row of rows) console.log(line(row));
+}
+
+/** `PASS` or `FAIL`. */
+export const passFail = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+
+const CHILD_ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
+
+/**
+ * Starts `node [nodeArgs] bench/child.ts <module> <exportName>`: a child process that calls `exportName()` of the module
+ * (a file URL, e.g. `new URL('./scale.ts', import.meta.url)`).
+ */
+export function spawnBenchChild(
+  module: URL,
+  exportName: string,
+  options: { nodeArgs?: readonly string[]; stdio: StdioOptions },
+): ChildProcess {
+  return spawn(process.execPath, [...(options.nodeArgs ?? []), CHILD_ENTRY, module.href, exportName], { stdio: options.stdio });
+}

@@ -1,0 +1,164 @@
+/**
+ * (a) Tap request overhead: `TapClient.submitCustomerQuery` against a hand-written `fetch` and plain ky, over loopback
+ * HTTP to a server in a child process, interleaved in rounds. Target: the SDK ≤ 1.10× the hand-written fetch.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import ky from 'ky';
+import { API_KEY, type BenchSdk, median, passFail, percentile, printTable, spawnBenchChild } from './harness.ts';
+
+const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
+
+const CUSTOMER_QUERY_INPUT = {
+  merchantId: 'MERCHANT-0001',
+  merchantName: 'Bench Store',
+  terminalId: 'TERMINAL-0001',
+  amount: 25,
+  tagId: 'TAG-0001',
+} as const;
+
+/** A 201 body valid for `SubmitCustomerQueryResponseSchema` (src/tap/schemas.ts). */
+const CUSTOMER_QUERY_RESPONSE = JSON.stringify({
+  success: true,
+  data: {
+    id: 'cq_0001',
+    partner: { partnerId: 'partner-0001', partnerName: 'Bench Partner' },
+    customer: { firstName: 'Chanda', lastName: 'Mwale' },
+    tag: {
+      tagId: 'TAG-0001',
+      tagNumber: '0001-0001',
+      mobileNumbers: [{ operator: 'airtel_money', mobileNumber: '260977123456', status: 'active' }],
+      status: 'active',
+    },
+    transaction: {
+      merchantId: 'MERCHANT-0001',
+      merchantName: 'Bench Store',
+      terminalId: 'TERMINAL-0001',
+      referenceId: '7d3f2c1e-4b5a-4c6d-8e7f-901234567890',
+      currency: 'ZMW',
+      amount: 25,
+      serviceCharge: 0.5,
+      status: 'pending',
+    },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  },
+});
+
+/** The HTTP server of (a), run in the child process: a fixed 201 for the customer-query endpoint, 404 otherwise. Prints its port. */
+export function serve(): void {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      if (request.method === 'POST' && request.url === CUSTOMER_QUERIES_PATH) {
+        response.writeHead(201, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(CUSTOMER_QUERY_RESPONSE),
+          'x-request-id': 'req-bench',
+        });
+        response.end(CUSTOMER_QUERY_RESPONSE);
+      } else {
+        response.writeHead(404, { 'content-type': 'application/json' });
+        response.end('{"success":false,"message":"not found"}');
+      }
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: (server.address() as AddressInfo).port })));
+  process.on('disconnect', () => process.exit(0));
+}
+
+/** Starts the server in a child process (its own core: the client's cost is not diluted by the server's). */
+async function startServer(): Promise<{ baseUrl: string; stop: () => void }> {
+  const child = spawnBenchChild(new URL(import.meta.url), 'serve', { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the bench server exited (${code})`)));
+    const stdout = child.stdout;
+    if (!stdout) return reject(new Error('the bench server has no stdout'));
+    stdout.setEncoding('utf8');
+    stdout.once('data', (line: string) => resolve((JSON.parse(line) as { port: number }).port));
+  });
+  child.removeAllListeners('exit');
+  return { baseUrl: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+}
+
+type Variant = { readonly name: string; readonly call: () => Promise<unknown> };
+
+/** Runs (a) and prints its table. */
+export async function run(sdk: BenchSdk): Promise<void> {
+  const ROUNDS = 40;
+  const CALLS = 200;
+  const WARMUP = 500;
+  const { baseUrl, stop } = await startServer();
+  try {
+    const url = `${baseUrl}${CUSTOMER_QUERIES_PATH}`;
+    const headers = { accept: 'application/json', 'user-agent': `tap-collections-sdk/${sdk.SDK_VERSION}`, 'x-api-key': API_KEY };
+    const tap = new sdk.TapClient({ apiKey: API_KEY, baseUrl, logLevel: 'off' });
+    // Every variant sends the same body: the input and a fresh referenceId, as the API requires one.
+    const variants: Variant[] = [
+      {
+        name: 'hand-written fetch',
+        call: async () => {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify({ ...CUSTOMER_QUERY_INPUT, referenceId: randomUUID() }),
+          });
+          if (response.status !== 201) throw new Error(`fetch: status ${response.status}`);
+          return ((await response.json()) as { data: unknown }).data;
+        },
+      },
+      {
+        name: 'ky.post().json()',
+        call: async () => ky.post(url, { headers, json: { ...CUSTOMER_QUERY_INPUT, referenceId: randomUUID() } }).json(),
+      },
+      { name: 'TapClient.submitCustomerQuery', call: () => tap.submitCustomerQuery(CUSTOMER_QUERY_INPUT) },
+    ];
+    const sdkQuery = (await tap.submitCustomerQuery(CUSTOMER_QUERY_INPUT)) as { id?: unknown };
+    if (sdkQuery.id !== 'cq_0001') throw new Error('the SDK did not return the customer query');
+    for (const variant of variants) for (let i = 0; i < WARMUP; i++) await variant.call();
+
+    const perCall = variants.map(() => [] as number[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order each round so no variant always runs first (or right after a GC-heavy one).
+      const order = variants.map((_, index) => (index + round) % variants.length);
+      if (round % 2 === 1) order.reverse();
+      for (const index of order) {
+        const variant = variants[index];
+        if (!variant) continue;
+        const started = performance.now();
+        for (let i = 0; i < CALLS; i++) await variant.call();
+        perCall[index]?.push(((performance.now() - started) * 1000) / CALLS);
+      }
+    }
+
+    const baseline = perCall[0] ?? [];
+    const ratioTo = (index: number) => median((perCall[index] ?? []).map((value, round) => value / (baseline[round] ?? Number.NaN)));
+    const sdkRatio = ratioTo(2);
+    printTable(
+      `(a) Tap request overhead: POST ${CUSTOMER_QUERIES_PATH}, 201 JSON (${CUSTOMER_QUERY_RESPONSE.length} bytes) from a loopback node:http server in a child process.\n` +
+        `    Baseline: the hand-written fetch. ${ROUNDS} rounds × ${CALLS} sequential calls per variant, order rotated each round, ` +
+        `${WARMUP} warm-up calls each; keep-alive (fetch defaults) for all.\n` +
+        '    µs/call: median over rounds, with the p25–p75 spread across rounds; ratio: median over rounds of (variant / fetch) in the same round.',
+      ['variant', 'µs/call', 'p25–p75', 'ratio vs fetch', 'target'],
+      variants.map((variant, index) => {
+        const values = perCall[index] ?? [];
+        const target = index === 2 ? `≤ 1.10× ${passFail(sdkRatio <= 1.1)}` : '-';
+        return [
+          variant.name,
+          median(values).toFixed(1),
+          `${percentile(values, 0.25).toFixed(1)}–${percentile(values, 0.75).toFixed(1)}`,
+          `${ratioTo(index).toFixed(3)}×`,
+          target,
+        ];
+      }),
+    );
+    console.log(
+      `\nSDK/fetch = ${sdkRatio.toFixed(3)}× (target ≤ 1.10×: ${passFail(sdkRatio <= 1.1)}); ky/fetch = ${ratioTo(1).toFixed(3)}×`,
+    );
+  } finally {
+    stop();
+  }
+}
