@@ -1,4 +1,10 @@
+import { rmSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+
+// dist is emptied here, once, before any build starts, instead of by tsup's `clean` option: that option also
+// deletes every .d.ts in dist when its config's declaration build starts, which races with the other configs'
+// declarations (dist/testing/index.d.ts went missing whenever the testing types were written first).
+rmSync(new URL('dist', import.meta.url), { recursive: true, force: true });
 
 /**
  * One line per entry point: `dist/<key>.{js,cjs,d.ts,d.cts}`. Entries whose types import an optional peer
@@ -63,7 +69,7 @@ const bin: Options = {
 };
 
 export default defineConfig([
-  { ...shared, entry: entries, format: 'esm', clean: true },
+  { ...shared, entry: entries, format: 'esm' },
   // ky ships ESM only; the CommonJS build carries it inside, so `require` works on every Node 22
   // (require(esm) is unflagged only from 22.12) and in CommonJS test runners.
   { ...shared, entry: entries, format: 'cjs', noExternal: ['ky'] },
