@@ -1,4 +1,10 @@
+import { rmSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+
+// dist is emptied here, once, before any build starts, instead of by tsup's `clean` option: that option also
+// deletes every .d.ts in dist when its config's declaration build starts, which races with the other configs'
+// declarations (dist/testing/index.d.ts went missing whenever the testing types were written first).
+rmSync(new URL('dist', import.meta.url), { recursive: true, force: true });
 
 /**
  * One line per entry point: `dist/<key>.{js,cjs,d.ts,d.cts}`. Entries whose types import an optional peer
@@ -41,7 +47,8 @@ const OPTIONAL_PEER_BANNER =
 /**
  * The `tap-collections-sdk` bin (`dist/testing/cli.js`, ESM only: npm runs it with Node). Every module it
  * imports from `src/testing/` is taken from the published `tap-collections-sdk/testing` build
- * (`./index.js`) instead of being bundled a second time.
+ * (`./index.js`) instead of being bundled a second time; what it imports from elsewhere (the blocked-port
+ * list of `src/core/`) is small and bundled into it.
  */
 const bin: Options = {
   entry: { 'testing/cli': 'src/testing/cli.ts' },
@@ -55,7 +62,7 @@ const bin: Options = {
     {
       name: 'bin-uses-the-testing-entry',
       setup(build) {
-        build.onResolve({ filter: /^\.\.?\//, namespace: 'file' }, (args) =>
+        build.onResolve({ filter: /^\.\//, namespace: 'file' }, (args) =>
           args.importer.endsWith('src/testing/cli.ts') ? { path: './index.js', external: true } : undefined,
         );
       },
@@ -64,7 +71,7 @@ const bin: Options = {
 };
 
 export default defineConfig([
-  { ...shared, entry: entries, format: 'esm', clean: true },
+  { ...shared, entry: entries, format: 'esm' },
   // ky ships ESM only; the CommonJS build carries it inside, so `require` works on every Node 22
   // (require(esm) is unflagged only from 22.12) and in CommonJS test runners.
   { ...shared, entry: entries, format: 'cjs', noExternal: ['ky'] },

@@ -63,10 +63,22 @@ describe('the packed package', () => {
     const documents = readdirSync(path.join(root, 'docs'))
       .filter((name) => name.endsWith('.md'))
       .map((name) => `docs/${name}`);
-    // One line per entry point (ESM, CommonJS and their types); the bin is ESM only and imports the testing entry.
-    const builds = ['dist/index', 'dist/testing/index'].flatMap((entry) => ['.js', '.cjs', '.d.ts', '.d.cts'].map((ext) => entry + ext));
+    // Every file the exports map names (ESM, CommonJS and their types), the bin (ESM only; it imports the testing
+    // entry), and the declaration chunks tsup shares between entries (types common to several entry points).
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const exported = new Set<string>();
+    const collect = (target: unknown): void => {
+      if (typeof target === 'string') exported.add(target.replace(/^\.\//, ''));
+      else if (target && typeof target === 'object') for (const value of Object.values(target)) collect(value);
+    };
+    collect(manifest.exports);
+    const sharedDeclarations = packedFiles.filter((file) => /^dist\/[\w-]+\.d\.c?ts$/.test(file) && !exported.has(file));
+    expect(
+      sharedDeclarations.every((file) => /^dist\/journal-[\w-]+\.d\.c?ts$/.test(file)),
+      sharedDeclarations.join(),
+    ).toBe(true);
     expect([...packedFiles].sort()).toEqual(
-      ['package.json', 'README.md', 'LICENSE', ...documents, ...builds, 'dist/testing/cli.js'].sort(),
+      ['README.md', 'LICENSE', ...documents, ...exported, ...sharedDeclarations, 'dist/testing/cli.js'].sort(),
     );
     expect(readdirSync(project).some((name) => name.endsWith('.tgz'))).toBe(true);
   });
