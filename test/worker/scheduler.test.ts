@@ -99,8 +99,8 @@ describe('settlement worker scheduler', () => {
     await vi.advanceTimersByTimeAsync(20_000);
     const times = world.checks.map((check) => check.at);
     expect(maxInAnyWindow(times)).toBe(7);
-    // A token is spent for 1 100 ms (room for the way from the token to the wire): 7 per 1.1 s.
-    expect(times.length).toBe(7 * (Math.floor(20_000 / 1_100) + 1));
+    // A token is spent for 1 250 ms (room for the way from the token to the wire): 7 per 1.25 s.
+    expect(times.length).toBe(7 * (Math.floor(20_000 / 1_250) + 1));
     expect(world.maxInFlight()).toBeLessThanOrEqual(3);
     await worker.stop();
     expect(vi.getTimerCount()).toBe(0);
