@@ -1,7 +1,9 @@
 /**
  * Fault injection: every public method × every fault, against a real `node:http` fake of both services
  * (fault-server.ts). Each case asserts the typed outcome, the requests the server saw per route, and for
- * creates the records the server holds afterwards: one when the call resolves, never two.
+ * creates the records the server holds afterwards: one when the call resolves, never two. Collections creates
+ * run with a `MemoryJournal`: each row also asserts the payment record the call leaves (its final state, and
+ * that it agrees with how the call ended and with what the server holds, with no full number and no key).
  *
  * The observed rows are the reliability matrix, `docs/reliability-matrix.md`: with
  * `WRITE_FAULT_MATRIX=1` the last test writes it; otherwise it fails when the file has drifted.
@@ -17,6 +19,9 @@ import {
   ApiError,
   CollectionsClient,
   ConnectionError,
+  MemoryJournal,
+  type PaymentRecord,
+  type PaymentState,
   RedirectError,
   ResponseValidationError,
   TapClient,
@@ -172,7 +177,12 @@ interface Expectation {
   readonly requests: Partial<Record<Route, number>>;
   /** Creates: records the call leaves on the server. */
   readonly records?: number;
+  /** Collections creates: the journal record's state after the call (`none`: nothing written). */
+  readonly journal?: JournalCell;
 }
+
+/** The journal column: a record's state, `none` when nothing was written, `—` without a journal. */
+type JournalCell = Exclude<PaymentState, 'initiating'> | 'none';
 
 interface Scenario {
   readonly fault: string;
@@ -222,10 +232,10 @@ function recoversAfterOneFault(method: MethodSpec, committed: boolean, unknownOu
       : { outcome: RESOLVES, requests: { 'POST queries': 2 }, records: 1 },
     // Collections checks the reference before resending; a 429 is a known outcome, so it resends directly.
     collections: committed
-      ? { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1 }
+      ? { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1, journal: 'pending' }
       : unknownOutcome
-        ? { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2, 'GET check': 1 }, records: 1 }
-        : { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2 }, records: 1 },
+        ? { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2, 'GET check': 1 }, records: 1, journal: 'pending' }
+        : { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2 }, records: 1, journal: 'pending' },
   });
 }
 
@@ -243,11 +253,17 @@ function failsEveryAttempt(method: MethodSpec, outcome: string, unknownOutcome: 
       outcome: createOutcome,
       requests: unknownOutcome ? { 'POST mobile-money': 2, 'GET check': 2 } : { 'POST mobile-money': 2 },
       records: 0,
+      // Two attempts: even when each was refused, the journal leaves the verdict to recover() (see the summary).
+      journal: 'unknown',
     },
   });
 }
 
 const unknownOutcomeError = (cause: string) => `UnknownOutcomeError (referenceId kept, cause: ${cause})`;
+
+/** The journal state, for a Collections create only (Tap creates and reads have no journal). */
+const journalOf = (method: MethodSpec, state: JournalCell): Pick<Expectation, 'journal'> =>
+  method.kind === 'collections-create' ? { journal: state } : {};
 
 const SCENARIOS: readonly Scenario[] = [
   {
@@ -257,6 +273,8 @@ const SCENARIOS: readonly Scenario[] = [
       outcome: 'ConnectionError (requestMayHaveBeenSent: false)',
       requests: {},
       ...(method.kind === 'read' ? {} : { records: 0 }),
+      // Refused twice: the journal, counting attempts, does not prove "not sent"; recover() closes it after its grace.
+      ...journalOf(method, 'unknown'),
     }),
   },
   {
@@ -294,7 +312,12 @@ const SCENARIOS: readonly Scenario[] = [
         read: { outcome: `TimeoutError (timeoutMs: ${HANG_TIMEOUT_MS})`, requests: own(method, 2) },
         // The create was committed by the first attempt: the final lookup finds it.
         tap: { outcome: RESOLVES, requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1 },
+        collections: {
+          outcome: 'resolves (status: pending)',
+          requests: { 'POST mobile-money': 1, 'GET check': 1 },
+          records: 1,
+          journal: 'pending',
+        },
       }),
   },
   {
@@ -350,6 +373,8 @@ const SCENARIOS: readonly Scenario[] = [
       outcome: 'RateLimitError (status: 429, retryAfterMs: 120000)',
       requests: own(method, 1),
       ...(method.kind === 'read' ? {} : { records: 0 }),
+      // One attempt, answered 429: provably nothing created, so the sale can start over.
+      ...journalOf(method, 'not-sent'),
     }),
   },
   {
@@ -363,7 +388,12 @@ const SCENARIOS: readonly Scenario[] = [
             : { outcome: 'ResponseValidationError (status: 200)', requests: own(method, 1) },
         // The 2xx means the create happened: it is read back by referenceId, never reported as a failure.
         tap: { outcome: RESOLVES, requests: { 'POST queries': 1, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1 },
+        collections: {
+          outcome: 'resolves (status: pending)',
+          requests: { 'POST mobile-money': 1, 'GET check': 1 },
+          records: 1,
+          journal: 'pending',
+        },
       }),
   },
   {
@@ -376,7 +406,12 @@ const SCENARIOS: readonly Scenario[] = [
             ? { outcome: 'resolves with the body as text', requests: own(method, 1) }
             : { outcome: 'ResponseValidationError (status: 200)', requests: own(method, 1) },
         tap: { outcome: RESOLVES, requests: { 'POST queries': 1, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1 },
+        collections: {
+          outcome: 'resolves (status: pending)',
+          requests: { 'POST mobile-money': 1, 'GET check': 1 },
+          records: 1,
+          journal: 'pending',
+        },
       }),
   },
   {
@@ -386,6 +421,17 @@ const SCENARIOS: readonly Scenario[] = [
       outcome: 'RedirectError (status: 307, location: the other origin)',
       requests: own(method, 1),
       ...(method.kind === 'read' ? {} : { records: 0 }),
+      ...journalOf(method, 'unknown'),
+    }),
+  },
+  {
+    fault: '401 JSON envelope ×1 (a definite refusal)',
+    arrange: once({ kind: 'status', status: 401, body: 'json' }),
+    expect: (method) => ({
+      outcome: 'AuthenticationError (status: 401)',
+      requests: own(method, 1),
+      ...(method.kind === 'read' ? {} : { records: 0 }),
+      ...journalOf(method, 'rejected'),
     }),
   },
   // ─── Reconciling creates ──────────────────────────────────────────────────────────────────────────
@@ -400,7 +446,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: unknownOutcomeError('ConnectionError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: unknownOutcomeError('ConnectionError'), requests: { 'POST mobile-money': 1, 'GET check': 2 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('ConnectionError'),
+          requests: { 'POST mobile-money': 1, 'GET check': 2 },
+          records: 1,
+          journal: 'unknown',
+        },
       }),
   },
   {
@@ -413,7 +464,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: unknownOutcomeError('ConnectionError'), requests: { 'POST queries': 1 }, records: 1 },
-        collections: { outcome: unknownOutcomeError('ConnectionError'), requests: { 'POST mobile-money': 1 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('ConnectionError'),
+          requests: { 'POST mobile-money': 1 },
+          records: 1,
+          journal: 'unknown',
+        },
       }),
   },
   {
@@ -427,7 +483,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: unknownOutcomeError('TimeoutError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: unknownOutcomeError('TimeoutError'), requests: { 'POST mobile-money': 1, 'GET check': 2 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('TimeoutError'),
+          requests: { 'POST mobile-money': 1, 'GET check': 2 },
+          records: 1,
+          journal: 'unknown',
+        },
       }),
   },
   {
@@ -445,6 +506,7 @@ const SCENARIOS: readonly Scenario[] = [
           outcome: unknownOutcomeError('ResponseValidationError'),
           requests: { 'POST mobile-money': 1, 'GET check': 1 },
           records: 1,
+          journal: 'unknown',
         },
       }),
   },
@@ -472,7 +534,13 @@ const SCENARIOS: readonly Scenario[] = [
       server.fault(method.route, { kind: 'reset-before-headers' });
     },
     // KNOWN LIMITATION (see the report): the status check cannot tell whose collection holds the reference.
-    expect: () => ({ outcome: 'resolves (status: successful)', requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 0 }),
+    // The journal inherits it: this payment's record reads `successful`, though its push never reached the service.
+    expect: () => ({
+      outcome: 'resolves (status: successful)',
+      requests: { 'POST mobile-money': 1, 'GET check': 1 },
+      records: 0,
+      journal: 'successful',
+    }),
   },
   {
     fault: 'reset-after-commit ×1; the check answers a stale 404; the resend is refused 409',
@@ -481,7 +549,12 @@ const SCENARIOS: readonly Scenario[] = [
       server.fault(method.route, { kind: 'reset-after-commit' });
       server.fault('GET check', { kind: 'status', status: 404, body: 'json' });
     },
-    expect: () => ({ outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2, 'GET check': 2 }, records: 1 }),
+    expect: () => ({
+      outcome: 'resolves (status: pending)',
+      requests: { 'POST mobile-money': 2, 'GET check': 2 },
+      records: 1,
+      journal: 'pending',
+    }),
   },
   {
     fault: 'reset-after-commit ×1; the check answers a stale 404; the resend is refused 422 (referenceId unique)',
@@ -491,7 +564,12 @@ const SCENARIOS: readonly Scenario[] = [
       server.fault(method.route, { kind: 'reset-after-commit' });
       server.fault('GET check', { kind: 'status', status: 404, body: 'json' });
     },
-    expect: () => ({ outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2, 'GET check': 2 }, records: 1 }),
+    expect: () => ({
+      outcome: 'resolves (status: pending)',
+      requests: { 'POST mobile-money': 2, 'GET check': 2 },
+      records: 1,
+      journal: 'pending',
+    }),
   },
   {
     fault: 'reset-after-commit ×1; the check answers a stale 404 twice; the resend is refused 409',
@@ -506,6 +584,7 @@ const SCENARIOS: readonly Scenario[] = [
       outcome: 'UnknownOutcomeError (referenceId kept, cause: ConflictError)',
       requests: { 'POST mobile-money': 2, 'GET check': 2 },
       records: 1,
+      journal: 'unknown',
     }),
   },
   // ─── Reads that lag behind creates: a lookup that does not see the record proves nothing ───────────
@@ -521,6 +600,7 @@ const SCENARIOS: readonly Scenario[] = [
           outcome: unknownOutcomeError('ResponseValidationError'),
           requests: { 'POST mobile-money': 1, 'GET check': 1 },
           records: 1,
+          journal: 'unknown',
         },
       }),
   },
@@ -536,6 +616,7 @@ const SCENARIOS: readonly Scenario[] = [
           outcome: unknownOutcomeError('InternalServerError'),
           requests: { 'POST mobile-money': 2, 'GET check': 2 },
           records: 1,
+          journal: 'unknown',
         },
       }),
   },
@@ -548,7 +629,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: unknownOutcomeError('TimeoutError'), requests: { 'POST queries': 1, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: unknownOutcomeError('TimeoutError'), requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('TimeoutError'),
+          requests: { 'POST mobile-money': 1, 'GET check': 1 },
+          records: 1,
+          journal: 'unknown',
+        },
       }),
   },
   {
@@ -560,7 +646,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: RESOLVES, requests: { 'POST queries': 2 }, records: 1 },
-        collections: { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2, 'GET check': 1 }, records: 1 },
+        collections: {
+          outcome: 'resolves (status: pending)',
+          requests: { 'POST mobile-money': 2, 'GET check': 1 },
+          records: 1,
+          journal: 'pending',
+        },
       }),
   },
   {
@@ -571,7 +662,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: unknownOutcomeError('ConflictError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: unknownOutcomeError('ConflictError'), requests: { 'POST mobile-money': 2, 'GET check': 2 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('ConflictError'),
+          requests: { 'POST mobile-money': 2, 'GET check': 2 },
+          records: 1,
+          journal: 'unknown',
+        },
       }),
   },
   {
@@ -585,7 +681,12 @@ const SCENARIOS: readonly Scenario[] = [
     expect: (method) =>
       byKind(method, {
         tap: { outcome: unknownOutcomeError('RateLimitError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
-        collections: { outcome: unknownOutcomeError('RateLimitError'), requests: { 'POST mobile-money': 2, 'GET check': 2 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('RateLimitError'),
+          requests: { 'POST mobile-money': 2, 'GET check': 2 },
+          records: 1,
+          journal: 'unknown',
+        },
       }),
   },
 ];
@@ -607,6 +708,8 @@ interface Observation {
   readonly seeded: unknown;
   readonly settled: Settled;
   readonly counts: Partial<Record<Route, number>>;
+  /** Collections creates: every record in the client's journal after the call. */
+  readonly journalRecords: readonly PaymentRecord[];
   /** Records created by the call: the growth of both services' stores. */
   readonly tapRecordsCreated: number;
   readonly collectionRecordsCreated: number;
@@ -618,6 +721,7 @@ interface Row {
   readonly outcome: string;
   readonly requests: string;
   readonly records: string;
+  readonly journal: string;
 }
 
 const CASES: readonly Case[] = SCENARIOS.flatMap((scenario) =>
@@ -658,9 +762,11 @@ async function execute({ scenario, spec }: Case): Promise<Observation> {
       maxRetries: scenario.maxRetries ?? 1,
       timeoutMs: scenario.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     } as const;
+    // Only Collections creates are journaled: the journal is `initiate`'s (Tap has none; reads write nothing new).
+    const journal = spec.kind === 'collections-create' ? new MemoryJournal() : undefined;
     const clients = {
       tap: new TapClient({ apiKey: TAP_KEY, ...options }),
-      collections: new CollectionsClient({ apiKey: COLLECTIONS_KEY, ...options }),
+      collections: new CollectionsClient({ apiKey: COLLECTIONS_KEY, ...options, ...(journal ? { journal } : {}) }),
     };
     const tapBefore = server.tapQueries.length;
     const collectionsBefore = server.collections.size;
@@ -677,6 +783,7 @@ async function execute({ scenario, spec }: Case): Promise<Observation> {
       seeded,
       settled,
       counts: server.counts(),
+      journalRecords: journal ? await journal.list() : [],
       tapRecordsCreated: server.tapQueries.length - tapBefore,
       collectionRecordsCreated: server.collections.size - collectionsBefore,
     };
@@ -747,6 +854,7 @@ function rowOf(item: Case, seen: Observation): Row {
     outcome: describeOutcome(seen.settled, item.spec, seen.server),
     requests: formatRequests(seen.counts, isRedirect ? seen.server.otherOrigin.requests.length : undefined),
     records: item.spec.kind === 'read' ? '—' : String(seen.tapRecordsCreated + seen.collectionRecordsCreated),
+    journal: item.spec.kind === 'collections-create' ? (seen.journalRecords[0]?.state ?? 'none') : '—',
   };
 }
 
@@ -786,6 +894,15 @@ describe('fault matrix: each method × each fault, on a real HTTP server', () =>
       for (const body of createBodies) expect(body).toMatchObject({ referenceId: item.spec.referenceId });
     }
 
+    if (item.spec.kind === 'collections-create') {
+      expect(expected.journal, 'every Collections create row names its journal state').toBeDefined();
+      expect(row.journal).toBe(expected.journal);
+      assertJournalRecord(item.spec, seen);
+    } else {
+      expect(expected.journal).toBeUndefined();
+      expect(row.journal).toBe('—');
+    }
+
     if (settled.ok) {
       if (typeof settled.value !== 'string') expect(settled.value).toEqual(item.spec.expected(server, seen.seeded));
     } else {
@@ -801,6 +918,57 @@ describe('fault matrix: each method × each fault, on a real HTTP server', () =>
     }
   });
 });
+
+/**
+ * What makes a journaled create's record trustworthy, whatever the fault: it was written before the first
+ * byte left, it is closed out (never left `initiating`), its state agrees with how the call ended, it never
+ * says "start over" while the server holds a collection for the reference, and it holds no full number and
+ * nothing of the key.
+ */
+function assertJournalRecord(spec: MethodSpec, { server, settled, journalRecords }: Observation): void {
+  const sent = server.log.filter((request) => request.route === spec.route);
+  const [record, ...others] = journalRecords;
+  expect(others).toEqual([]);
+  if (record === undefined) {
+    // Nothing written means nothing sent.
+    expect(sent).toEqual([]);
+    return;
+  }
+  expect(record.referenceId).toBe(spec.referenceId);
+  expect(record).toMatchObject({ productId: PRODUCT_ID, amount: COLLECTION_INPUT.amount, currency: 'ZMW' });
+  expect(record.state).not.toBe('initiating');
+
+  if (settled.ok) {
+    // Resolved: the status the call resolved with (`pending`, or the settled status the check found).
+    const { status } = settled.value as { status: string };
+    expect(record.state).toBe(status === 'successful' || status === 'failed' ? status : 'pending');
+  } else if (settled.error instanceof UnknownOutcomeError) {
+    expect(record.state).toBe('unknown');
+  } else if (isDefiniteRefusal(settled.error)) {
+    // The service refused the push: the record says so, with the thrown error's name and status.
+    expect(record.state).toBe('rejected');
+    expect(record.error).toMatchObject({ name: settled.error.name, status: settled.error.status });
+  } else {
+    // Any other error: `not-sent` only where nothing can have been created; otherwise `unknown`, for recover().
+    expect(['unknown', 'not-sent']).toContain(record.state);
+  }
+  if (server.collections.has(spec.referenceId ?? '')) expect(['not-sent', 'rejected']).not.toContain(record.state);
+
+  // Personal data and secrets: the number is masked (never the full number sent), and no key is stored.
+  const serialized = JSON.stringify(record);
+  for (const body of sent.map((request) => request.body as { phoneNumber: string })) {
+    expect(record.phoneNumber).not.toBe(body.phoneNumber);
+    expect(serialized).not.toContain(body.phoneNumber);
+  }
+  expect(record.phoneNumber).not.toBe(COLLECTION_INPUT.phoneNumber);
+  expect(serialized).not.toContain(COLLECTION_INPUT.phoneNumber.replace(/\D/g, ''));
+  expect(serialized).not.toContain(COLLECTIONS_KEY);
+  expect(serialized).not.toContain(TAP_KEY);
+}
+
+/** A 4xx other than 408 and 429: the service answered, and the answer was no. */
+const isDefiniteRefusal = (error: unknown): error is ApiError =>
+  error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
 
 describe('reliability matrix document', () => {
   test(`docs/reliability-matrix.md matches the observed rows (${WRITE_MATRIX ? 'writing' : 'comparing'})`, () => {
@@ -822,6 +990,10 @@ function renderMatrix(matrix: readonly Row[]): string {
   const creates = matrix.filter((row) => row.records !== '—');
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const count = (list: readonly Row[], records: string) => list.filter((row) => row.records === records).length;
+  const journaled = matrix.filter((row) => row.journal !== '—');
+  const states = [...new Set(journaled.map((row) => row.journal))]
+    .map((state) => `${journaled.filter((row) => row.journal === state).length} ${state}`)
+    .join(', ');
   return [
     '# Reliability matrix',
     '',
@@ -835,16 +1007,25 @@ function renderMatrix(matrix: readonly Row[]): string {
     '- Requests: what the server received, per route: `POST queries` / `GET queries` = `/v1/tap/partners/customer-queries`;',
     '  `POST mobile-money`, `GET check` (`/v1/collections/check/:referenceId`), `GET collection` (`/v1/collections/:id`), `GET health`.',
     '- Records: for a create, the records the call left on the server. A resolved create leaves exactly one; none leaves two.',
+    '- Journal: every `initiate` row runs with a `MemoryJournal` on the client, and this column is the payment record’s state',
+    '  after the call (`none`: nothing written; `—`: no journal, as for Tap creates and reads); each row also asserts that the',
+    '  state matches how the call ended, is never `not-sent` or `rejected` while the server holds the collection, and that the',
+    '  record keeps the number masked and nothing of the API key.',
     '',
     `${matrix.length} rows; ${creates.length} are creates: ${count(creates, '1')} left one record, ${count(creates, '0')} none, ${creates.length - count(creates, '1') - count(creates, '0')} more than one.`,
     `Creates that ended in a definite error (neither resolved nor \`UnknownOutcomeError\`) with a record stored: ${
       creates.filter((row) => row.records !== '0' && !row.outcome.startsWith('resolves') && !row.outcome.startsWith('UnknownOutcomeError'))
         .length
     }; resolved without a record: ${creates.filter((row) => row.records === '0' && row.outcome.startsWith('resolves')).length}.`,
+    `Journal, over the ${journaled.length} \`initiate\` rows: ${states}; \`not-sent\` or \`rejected\` with a record left on the server: ${
+      journaled.filter((row) => (row.journal === 'not-sent' || row.journal === 'rejected') && row.records !== '0').length
+    }.`,
     '',
-    '| Fault | Method | Outcome | Requests | Records |',
-    '|---|---|---|---|---|',
-    ...matrix.map((row) => `| ${cell(row.fault)} | \`${row.method}\` | ${cell(row.outcome)} | ${row.requests} | ${row.records} |`),
+    '| Fault | Method | Outcome | Requests | Records | Journal |',
+    '|---|---|---|---|---|---|',
+    ...matrix.map(
+      (row) => `| ${cell(row.fault)} | \`${row.method}\` | ${cell(row.outcome)} | ${row.requests} | ${row.records} | ${row.journal} |`,
+    ),
     '',
   ].join('\n');
 }
