@@ -209,8 +209,9 @@ function failedState(error: unknown, attempts: number): PaymentState {
   if (error instanceof UnknownOutcomeError) return 'unknown';
   if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429)
     return 'rejected';
-  // No attempt left, or only one and it provably created nothing: safe to start over. Several attempts: recover() decides.
-  if (attempts === 0 || (attempts === 1 && provesNothingCreated(error))) return 'not-sent';
+  // createOnce ends with such an error only when no attempt's outcome was ever unknown (otherwise it ends with the
+  // record or UnknownOutcomeError), so an error that proves the last attempt created nothing proves it for all.
+  if (attempts === 0 || provesNothingCreated(error)) return 'not-sent';
   return 'unknown';
 }
 

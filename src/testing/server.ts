@@ -34,7 +34,8 @@ export interface StartSimulatorOptions {
   /**
    * Answer cross-origin requests (CORS), for a browser page on another origin talking to the simulator: preflights
    * get `204`, every answer allows the requesting origin, the requested headers (`authorization`, `x-api-key`, …)
-   * and exposes `x-request-id` and `retry-after`. Default `false`: no CORS headers, as the real services send none.
+   * and exposes `x-request-id` and `retry-after`. Off by default: no CORS headers, as the real services send none.
+   * @defaultValue `false`
    */
   cors?: boolean;
 }

@@ -253,8 +253,8 @@ function failsEveryAttempt(method: MethodSpec, outcome: string, unknownOutcome: 
       outcome: createOutcome,
       requests: unknownOutcome ? { 'POST mobile-money': 2, 'GET check': 2 } : { 'POST mobile-money': 2 },
       records: 0,
-      // Two attempts: even when each was refused, the journal leaves the verdict to recover() (see the summary).
-      journal: 'unknown',
+      // Refused every time (nothing was ever in doubt), the journal says so: safe to start over.
+      journal: unknownOutcome ? 'unknown' : 'not-sent',
     },
   });
 }
@@ -273,8 +273,8 @@ const SCENARIOS: readonly Scenario[] = [
       outcome: 'ConnectionError (requestMayHaveBeenSent: false)',
       requests: {},
       ...(method.kind === 'read' ? {} : { records: 0 }),
-      // Refused twice: the journal, counting attempts, does not prove "not sent"; recover() closes it after its grace.
-      ...journalOf(method, 'unknown'),
+      // Refused on every attempt: provably nothing sent, so the journal agrees with the error.
+      ...journalOf(method, 'not-sent'),
     }),
   },
   {

@@ -275,7 +275,12 @@ describe('a referenceId already in the journal', () => {
     const journal = new MemoryJournal();
     await journal.insert(await earlierRecord('initiating', 2_000));
     server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
-    const state = track(collectionsClient({ journal }).initiate(collectionInput()));
+    const waits: string[] = [];
+    const logger = { debug() {}, info: (line: string) => waits.push(line), warn() {}, error() {} };
+    const state = track(collectionsClient({ journal, logger, logLevel: 'info' }).initiate(collectionInput()));
+    // Fake time must not move before the first check was answered and the wait began: a slow answer on a busy
+    // machine would otherwise find the grace period over and send after one check.
+    while (!waits.some((line) => line.includes('checking again'))) await new Promise((resolve) => setImmediate(resolve));
     await vi.advanceTimersByTimeAsync(7_000);
     expect(state.settled).toBe(false);
     expect(posts()).toBe(0);
