@@ -15,15 +15,8 @@
  * @packageDocumentation
  * @module tap-collections-sdk/postgres
  */
-import type {
-  LeaseRequest,
-  PaymentChange,
-  PaymentError,
-  PaymentFilter,
-  PaymentJournal,
-  PaymentRecord,
-  PaymentState,
-} from '../journal/journal.js';
+import type { LeaseRequest, PaymentChange, PaymentFilter, PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import { RECORD_COLUMNS, type RecordRow, recordToRow, rowToRecord } from '../journal/record-row.js';
 
 /** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
 export interface PostgresPool {
@@ -72,24 +65,6 @@ interface PgModule {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
-
-/** The columns, in the order {@link rowToRecord} reads them. */
-interface Row {
-  reference_id: string;
-  state: PaymentState;
-  product_id: string;
-  amount: number;
-  currency: string;
-  phone_number: string;
-  narration: string | null;
-  fingerprint: string;
-  created_at: string;
-  updated_at: string;
-  status_text: string | null;
-  transaction_code: string | null;
-  reason: string | null;
-  error: PaymentError | null;
-}
 
 /**
  * A {@link PaymentJournal} in one PostgreSQL table.
@@ -192,26 +167,10 @@ export class PostgresJournal implements PaymentJournal {
   /** Writes a new record; `false` (writing nothing) when its `referenceId` exists already. */
   async insert(record: PaymentRecord): Promise<boolean> {
     const result = await this.#query(
-      `INSERT INTO ${this.#table} (reference_id, state, product_id, amount, currency, phone_number, narration, fingerprint,
-        created_at, updated_at, status_text, transaction_code, reason, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+      `INSERT INTO ${this.#table} (${RECORD_COLUMNS.join(', ')})
+       VALUES (${RECORD_COLUMNS.map((_, index) => `$${index + 1}`).join(', ')})
        ON CONFLICT (reference_id) DO NOTHING`,
-      [
-        record.referenceId,
-        record.state,
-        record.productId,
-        record.amount,
-        record.currency,
-        record.phoneNumber,
-        record.narration ?? null,
-        record.fingerprint,
-        record.createdAt,
-        record.updatedAt,
-        record.statusText ?? null,
-        record.transactionCode ?? null,
-        record.reason ?? null,
-        record.error === undefined ? null : JSON.stringify(record.error),
-      ],
+      recordToRow(record),
     );
     return result.rowCount === 1;
   }
@@ -236,14 +195,14 @@ export class PostgresJournal implements PaymentJournal {
       `UPDATE ${this.#table} SET ${assignments.join(', ')} WHERE reference_id = $1 AND state IN ${OPEN} RETURNING *`,
       values,
     );
-    if (updated.rows.length === 1) return rowToRecord(updated.rows[0] as Row);
+    if (updated.rows.length === 1) return rowToRecord(updated.rows[0] as RecordRow);
     return this.get(referenceId);
   }
 
   /** The record for `referenceId`, or `undefined`. */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const result = await this.#query(`SELECT * FROM ${this.#table} WHERE reference_id = $1`, [referenceId]);
-    return result.rows.length === 0 ? undefined : rowToRecord(result.rows[0] as Row);
+    return result.rows.length === 0 ? undefined : rowToRecord(result.rows[0] as RecordRow);
   }
 
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
@@ -260,7 +219,7 @@ export class PostgresJournal implements PaymentJournal {
       limit = `LIMIT $${values.length}`;
     }
     const result = await this.#query(`SELECT * FROM ${this.#table} ${where} ORDER BY created_at, reference_id ${limit}`, values);
-    return result.rows.map((row) => rowToRecord(row as Row));
+    return result.rows.map((row) => rowToRecord(row as RecordRow));
   }
 
   /** Leases up to `limit` open records nobody holds (or whose lease ran out) to `owner`, oldest first, in one statement. */
@@ -281,7 +240,7 @@ export class PostgresJournal implements PaymentJournal {
        RETURNING journal.*`,
       [request.owner, request.leaseMs, request.limit],
     );
-    return result.rows.map((row) => rowToRecord(row as Row)).sort(oldestFirst);
+    return result.rows.map((row) => rowToRecord(row as RecordRow)).sort(oldestFirst);
   }
 
   /**
@@ -298,7 +257,7 @@ export class PostgresJournal implements PaymentJournal {
        RETURNING reference_id`,
       [owner, [...referenceIds], leaseMs],
     );
-    return result.rows.map((row) => (row as Row).reference_id);
+    return result.rows.map((row) => String((row as RecordRow).reference_id));
   }
 
   /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
@@ -318,25 +277,6 @@ export class PostgresJournal implements PaymentJournal {
     this.#ready = undefined;
     await pool.end();
   }
-}
-
-function rowToRecord(row: Row): PaymentRecord {
-  return {
-    referenceId: row.reference_id,
-    state: row.state,
-    productId: row.product_id,
-    amount: row.amount,
-    currency: row.currency,
-    phoneNumber: row.phone_number,
-    ...(row.narration === null ? {} : { narration: row.narration }),
-    fingerprint: row.fingerprint,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    ...(row.status_text === null ? {} : { statusText: row.status_text }),
-    ...(row.transaction_code === null ? {} : { transactionCode: row.transaction_code }),
-    ...(row.reason === null ? {} : { reason: row.reason }),
-    ...(row.error === null ? {} : { error: row.error }),
-  };
 }
 
 function oldestFirst(a: PaymentRecord, b: PaymentRecord): number {

@@ -16,15 +16,8 @@
  * @module tap-collections-sdk/sqlite
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type {
-  LeaseRequest,
-  PaymentChange,
-  PaymentError,
-  PaymentFilter,
-  PaymentJournal,
-  PaymentRecord,
-  PaymentState,
-} from '../journal/journal.js';
+import type { LeaseRequest, PaymentChange, PaymentFilter, PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import { RECORD_COLUMNS, recordToRow, rowToRecord } from '../journal/record-row.js';
 
 /** Options of {@link SqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -73,8 +66,7 @@ CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id)
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
 `;
 
-const COLUMNS =
-  'reference_id, state, product_id, amount, currency, phone_number, narration, fingerprint, created_at, updated_at, status_text, transaction_code, reason, error';
+const COLUMNS = RECORD_COLUMNS.join(', ');
 
 interface Statements {
   readonly insert: StatementSync;
@@ -134,22 +126,7 @@ export class SqliteJournal implements PaymentJournal {
   }
 
   #insert(statements: Statements, record: PaymentRecord): boolean {
-    const result = statements.insert.run(
-      record.referenceId,
-      record.state,
-      record.productId,
-      record.amount,
-      record.currency,
-      record.phoneNumber,
-      record.narration ?? null,
-      record.fingerprint,
-      record.createdAt,
-      record.updatedAt,
-      record.statusText ?? null,
-      record.transactionCode ?? null,
-      record.reason ?? null,
-      record.error === undefined ? null : JSON.stringify(record.error),
-    );
+    const result = statements.insert.run(...recordToRow(record));
     return Number(result.changes) === 1;
   }
 
@@ -165,16 +142,16 @@ export class SqliteJournal implements PaymentJournal {
       change.error === undefined ? null : JSON.stringify(change.error),
       referenceId,
     );
-    if (updated !== undefined) return toRecord(updated);
+    if (updated !== undefined) return rowToRecord(updated);
     // Final (unchanged) or absent.
     const row = statements.get.get(referenceId);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : rowToRecord(row);
   }
 
   /** The record for `referenceId`, or `undefined`. */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const row = this.#open().get.get(referenceId);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : rowToRecord(row);
   }
 
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
@@ -187,7 +164,7 @@ export class SqliteJournal implements PaymentJournal {
     const parameters: SQLInputValue[] = [...(states ?? [])];
     if (filter.limit !== undefined) parameters.push(Math.max(0, Math.floor(filter.limit)));
     const rows = db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} ${where} ORDER BY created_at, reference_id ${limit}`).all(...parameters);
-    return rows.map(toRecord);
+    return rows.map(rowToRecord);
   }
 
   /** Leases up to `limit` open, unleased (or expired) records to `owner`, oldest first, in one transaction. */
@@ -198,7 +175,7 @@ export class SqliteJournal implements PaymentJournal {
       const now = this.#now();
       const rows = statements.leaseCandidates.all(now, Math.floor(request.limit));
       for (const row of rows) statements.takeLease.run(request.owner, now + request.leaseMs, row.reference_id as string);
-      return rows.map(toRecord);
+      return rows.map(rowToRecord);
     });
   }
 
@@ -293,24 +270,4 @@ export class SqliteJournal implements PaymentJournal {
     };
     return this.#statements;
   }
-}
-
-function toRecord(row: Record<string, SQLInputValue>): PaymentRecord {
-  const record: Record<string, unknown> = {
-    referenceId: row.reference_id,
-    state: row.state as PaymentState,
-    productId: row.product_id,
-    amount: Number(row.amount),
-    currency: row.currency,
-    phoneNumber: row.phone_number,
-    fingerprint: row.fingerprint,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-  if (row.narration !== null) record.narration = row.narration;
-  if (row.status_text !== null) record.statusText = row.status_text;
-  if (row.transaction_code !== null) record.transactionCode = row.transaction_code;
-  if (row.reason !== null) record.reason = row.reason;
-  if (row.error !== null) record.error = JSON.parse(String(row.error)) as PaymentError;
-  return record as unknown as PaymentRecord;
 }

@@ -9,12 +9,8 @@
  * share a V8 compile cache.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/index.js';
 import { SqliteJournal } from '../../src/sqlite/index.js';
 import {
@@ -25,6 +21,7 @@ import {
   type Simulator,
   startSimulator,
 } from '../../src/testing/index.js';
+import { useProcessScript } from '../helpers/process-script.js';
 
 const MOMENTS = [
   'before the request',
@@ -40,23 +37,7 @@ const LANES = Number(process.env.CRASH_LANES ?? 6);
 const KILLS_PER_LANE = Number(process.env.CRASH_KILLS ?? 34);
 const GRACE_MS = 400;
 
-let dir: string;
-let till: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tap-journal-crash-'));
-  till = join(dir, 'till.mjs');
-  await build({
-    entryPoints: [fileURLToPath(new URL('./processes/till.ts', import.meta.url))],
-    outfile: till,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'silent',
-  });
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const script = useProcessScript(new URL('./processes/till.ts', import.meta.url), 'till');
 
 interface Till {
   readonly child: ChildProcess;
@@ -66,10 +47,10 @@ interface Till {
 }
 
 function startTill(file: string, baseUrl: string, mode?: string): Till {
-  const args = [till, file, baseUrl, COLLECTIONS_API_KEYS.primary, String(GRACE_MS), ...(mode ? [mode] : [])];
+  const args = [script.path, file, baseUrl, COLLECTIONS_API_KEYS.primary, String(GRACE_MS), ...(mode ? [mode] : [])];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_COMPILE_CACHE: join(dir, 'compile-cache') },
+    env: { ...process.env, NODE_COMPILE_CACHE: join(script.dir, 'compile-cache') },
   });
   const lines: string[] = [];
   let pending = '';
@@ -121,7 +102,11 @@ interface Lane {
 }
 
 async function startLane(index: number): Promise<Lane> {
-  const lane: { -readonly [key in keyof Lane]: Lane[key] } = { index, file: join(dir, `till-${index}.db`), onRequest: undefined } as Lane;
+  const lane: { -readonly [key in keyof Lane]: Lane[key] } = {
+    index,
+    file: join(script.dir, `till-${index}.db`),
+    onRequest: undefined,
+  } as Lane;
   lane.simulator = createSimulator({ settlement: { pendingPolls: 2, pendingMs: 300 }, onRequest: (request) => lane.onRequest?.(request) });
   lane.running = await startSimulator({ simulator: lane.simulator });
   return lane;

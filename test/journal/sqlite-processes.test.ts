@@ -1,15 +1,12 @@
 /** Several processes share one SqliteJournal file: a lease is never handed to two of them. */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { SqliteJournal } from '../../src/sqlite/index.js';
+import { useProcessScript } from '../helpers/process-script.js';
 
 function start(file: string, owner: string) {
-  const child = spawn(process.execPath, [worker, file, owner], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script.path, file, owner], { stdio: ['pipe', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.setEncoding('utf8');
   const ready = new Promise<void>((resolve) =>
@@ -25,26 +22,10 @@ function start(file: string, owner: string) {
   );
   return { ready, done, go: () => child.stdin.end('go\n') };
 }
-let dir: string;
-let worker: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tap-journal-processes-'));
-  worker = join(dir, 'lease-worker.mjs');
-  await build({
-    entryPoints: [fileURLToPath(new URL('./processes/lease-worker.ts', import.meta.url))],
-    outfile: worker,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'silent',
-  });
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const script = useProcessScript(new URL('./processes/lease-worker.ts', import.meta.url), 'lease-worker');
 
 it('four processes leasing 300 records at once: each record goes to exactly one of them', async () => {
-  const file = join(dir, 'shared.db');
+  const file = join(script.dir, 'shared.db');
   const journal = new SqliteJournal(file);
   for (let index = 0; index < 300; index++) {
     const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, 0, index)).toISOString();

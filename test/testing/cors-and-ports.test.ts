@@ -3,34 +3,14 @@
  * refusal of ports that fetch will not connect to. The bin is bundled from the sources with esbuild.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { COLLECTIONS_API_KEYS, type RunningSimulator, startSimulator } from '../../src/testing/index.js';
+import { useProcessScript } from '../helpers/process-script.js';
 
 const run = promisify(execFile);
 const ORIGIN = 'http://127.0.0.1:5173';
-let dir: string;
-let cliPath: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tap-collections-cors-'));
-  cliPath = join(dir, 'cli.mjs');
-  await build({
-    entryPoints: [fileURLToPath(new URL('../../src/testing/cli.ts', import.meta.url))],
-    outfile: cliPath,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    external: ['msw'],
-    logLevel: 'silent',
-  });
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const cli = useProcessScript(new URL('../../src/testing/cli.ts', import.meta.url), 'cli', ['msw']);
 
 const preflight = (running: RunningSimulator) =>
   fetch(`${running.collectionsBaseUrl}/health`, {
@@ -73,7 +53,7 @@ describe('CORS on the loopback server', () => {
 
 describe('the bin', () => {
   it.each(['6000', '1', '6666'])("refuses --port %s (on fetch's blocked-port list) with exit code 2", async (port) => {
-    const failure = (await run(process.execPath, [cliPath, 'simulate', '--port', port, '--quiet']).catch((error: unknown) => error)) as {
+    const failure = (await run(process.execPath, [cli.path, 'simulate', '--port', port, '--quiet']).catch((error: unknown) => error)) as {
       code: number;
       stderr: string;
     };
@@ -82,7 +62,7 @@ describe('the bin', () => {
   });
 
   it('documents --cors', async () => {
-    const { stdout } = await run(process.execPath, [cliPath, '--help']);
+    const { stdout } = await run(process.execPath, [cli.path, '--help']);
     expect(stdout).toMatch(/--cors\s+answer cross-origin requests/);
   });
 });
