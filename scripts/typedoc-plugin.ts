@@ -5,7 +5,7 @@
  *   (`# Reliability: retries that never double-charge` → "Reliability"), instead of its file name, and listed
  *   in the "Guides" group of the navigation;
  * - the README's own `# tap-collections-sdk` heading is dropped from the landing page, which already carries
- *   the project's name as its title;
+ *   the project's name as its title, and so is the block of contributor commands that opens the README;
  * - the top of every page's navigation links straight to where a newcomer starts: the two clients, the errors
  *   and the testing guide (typedoc's own `sidebarLinks` cannot link relative to each page).
  */
@@ -29,8 +29,12 @@ export function load(app: Application): void {
     document.frontmatter.group ??= 'Guides';
   });
   app.converter.on(Converter.EVENT_RESOLVE_BEGIN, (context) => {
-    const [first] = context.project.readme ?? [];
+    const parts = context.project.readme ?? [];
+    const [first] = parts;
     if (first?.kind === 'text') first.text = first.text.replace(/^\s*#\s+[^\n]*\n+/, '');
+    // The repository's README opens with a clone's two commands (smoke flow, tests); the site is for users of the package.
+    const opening = parts.findIndex((part) => part.text.trim() !== '');
+    if (parts[opening]?.kind === 'code' && /npm ci/.test(parts[opening].text)) parts.splice(opening, 1);
   });
   app.renderer.hooks.on('sidebar.begin', (context) => {
     const links = START_HERE.map(([label, path]) => {
