@@ -30,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   overhead: () => import('./overhead.ts'),
   polling: () => import('./polling.ts'),
   scale: () => import('./scale.ts'),
+  'cold-start': () => import('./cold-start.ts'),
 };
 
 async function main(): Promise<void> {
