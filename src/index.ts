@@ -19,7 +19,7 @@ export {
   type InitiatedCollection,
   type KnownCollectionStatus,
 } from './collections/schemas.js';
-export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions } from './core/config.js';
+export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
 export {
   ApiError,
   AuthenticationError,
@@ -44,7 +44,9 @@ export {
   type ValidationIssue,
 } from './core/errors.js';
 export type { Logger, LogLevel } from './core/logger.js';
+export type { ApiResponse, RawRequestOptions } from './core/raw-request.js';
 export { maskPhoneNumber } from './core/redact.js';
+export type { HttpMethod } from './core/transport.js';
 export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
 export { TapClient, type TapClientOptions } from './tap/client.js';

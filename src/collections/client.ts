@@ -6,9 +6,10 @@
 import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
 import { ConfigurationError, ConflictError, NotFoundError, RequestValidationError, UnprocessableEntityError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
-import { bearerAuth, Transport } from '../core/transport.js';
+import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
+import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
-import { parseInput, parseResponse } from '../core/validation.js';
+import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
@@ -97,20 +98,21 @@ export class CollectionsClient {
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
     const attempt = { ...settings, maxRetries: 0 };
-    return createOnce(this.#transport, settings, {
+    return createOnce<InitiatedCollection>(this.#transport, settings, {
       referenceId,
       lookupBeforeResend: true,
-      send: async () => {
-        const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, attempt);
-        const { data } = parseResponse(InitiateCollectionResponseSchema, result, 'collections');
-        return { referenceId: data.referenceId, status: data.status };
+      send: async (attemptNumber) => {
+        const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, attempt, attemptNumber);
+        // Every field of the 202's data, including those the document does not list.
+        return parseResponse(InitiateCollectionResponseSchema, result, 'collections').data;
       },
-      lookup: async () => {
+      lookup: async (attemptNumber) => {
         try {
-          const status = await this.#checkStatusOnce(referenceId, attempt);
-          return { referenceId, status: status.statusText };
+          const status = await this.#checkStatusOnce(referenceId, attempt, attemptNumber);
+          return { kind: 'found', result: { referenceId, status: status.statusText } };
         } catch (error) {
-          if (error instanceof NotFoundError) return undefined;
+          // Not visible yet is no proof of absence (the status check may lag behind the create).
+          if (error instanceof NotFoundError) return { kind: 'absent' };
           throw error;
         }
       },
@@ -128,11 +130,11 @@ export class CollectionsClient {
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     checkReferenceId(referenceId);
     const settings = this.#transport.settingsFor(options);
-    return this.#transport.withRetries(settings, () => this.#checkStatusOnce(referenceId, settings));
+    return this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
   }
 
-  async #checkStatusOnce(referenceId: string, settings: Parameters<Transport['send']>[1]): Promise<CollectionStatus> {
-    const result = await this.#transport.send({ method: 'GET', path: `/v1/collections/check/${referenceId}` }, settings);
+  async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
+    const result = await this.#transport.send({ method: 'GET', path: `/v1/collections/check/${referenceId}` }, settings, attemptNumber);
     return parseResponse(CheckStatusResponseSchema, result, 'collections').data;
   }
 
@@ -154,7 +156,7 @@ export class CollectionsClient {
     const settings = this.#transport.settingsFor(options);
     return pollUntilSettled(
       referenceId,
-      (timeoutMs) => this.#checkStatusOnce(referenceId, { ...settings, maxRetries: 0, timeoutMs }),
+      (timeoutMs, deadline) => this.#checkStatusOnce(referenceId, { ...settings, maxRetries: 0, timeoutMs, deadline }),
       options,
       settings.timeoutMs,
       this.#transport.logger,
@@ -173,6 +175,8 @@ export class CollectionsClient {
     if (typeof id !== 'string' || id === '' || id === '.' || id === '..' || PATH_CHANGING.test(id)) {
       throw new RequestValidationError([{ path: 'id', message: 'must be a non-empty id without /, \\, ? or #, and not . or ..' }]);
     }
+    // encodeURIComponent throws a URIError on a lone surrogate: refuse it as the input it is.
+    if (!isWellFormedText(id)) throw new RequestValidationError([{ path: 'id', message: 'must be well-formed text (no lone surrogate)' }]);
     const result = await this.#transport.request({ method: 'GET', path: `/v1/collections/${encodeURIComponent(id)}`, options });
     return parseResponse(GetCollectionResponseSchema, result, 'collections').data;
   }
@@ -186,6 +190,19 @@ export class CollectionsClient {
   async health(options?: RequestOptions): Promise<HealthStatus> {
     const result = await this.#transport.request({ method: 'GET', path: '/health', options });
     return result.body;
+  }
+
+  /**
+   * Calls an endpoint the SDK does not wrap, through the same pipeline as every method: authentication,
+   * base URL, timeouts, the redirect rule, error mapping and key redaction. `path` starts with `/` and
+   * stays under the base URL. A GET is retried like the other reads; any other method is never resent
+   * after an attempt whose outcome is unknown (only when nothing was sent, or on 429).
+   *
+   * @throws {@link RequestValidationError} for a path that would leave the base URL, a bad query or body (nothing is sent).
+   * @throws {@link ApiError} (its subclasses by status) for a non-2xx answer.
+   */
+  async request(method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
+    return rawRequest(this.#transport, method, path, options);
   }
 }
 

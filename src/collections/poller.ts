@@ -35,6 +35,12 @@ export interface PollOptions extends RequestOptions {
    * customer…" at the till. An exception it throws is logged, never allowed to end the wait.
    */
   onUpdate?: (status: CollectionStatus) => void;
+  /**
+   * The statuses that end the wait. A status that is neither `pending` nor one of these keeps it waiting
+   * and is logged at `warn`, once per poll and value, so a new word from the service is seen in the logs.
+   * @defaultValue `['successful', 'failed']`
+   */
+  settledStatuses?: readonly string[];
 }
 
 /** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). */
@@ -56,8 +62,8 @@ export const POLL_GROWTH = 1.5;
 /** Each pause is scaled by a random factor in `[1 - POLL_JITTER, 1 + POLL_JITTER]`, so a fleet started together spreads out. */
 export const POLL_JITTER = 0.1;
 
-/** The statuses that end a poll. */
-const SETTLED = new Set(['successful', 'failed']);
+/** The statuses that end a poll by default. */
+const SETTLED: readonly string[] = ['successful', 'failed'];
 
 /** The timings of a poll schedule. */
 export type PollSchedule = Pick<Required<PollOptions>, 'initialDelayMs' | 'intervalMs' | 'maxIntervalMs'>;
@@ -77,6 +83,7 @@ interface PollPlan extends PollSchedule {
   readonly maxWaitMs: number;
   readonly notFoundGraceMs: number;
   readonly onUpdate: ((status: CollectionStatus) => void) | undefined;
+  readonly settled: ReadonlySet<string>;
 }
 
 function planPoll(options: PollOptions): PollPlan {
@@ -92,8 +99,16 @@ function planPoll(options: PollOptions): PollPlan {
   if (options.onUpdate !== undefined && typeof options.onUpdate !== 'function') {
     issues.push({ path: 'options.onUpdate', message: 'must be a function' });
   }
-  const intervalMs = options.intervalMs ?? POLL_DEFAULTS.intervalMs;
-  const maxIntervalMs = options.maxIntervalMs ?? Math.max(POLL_DEFAULTS.maxIntervalMs, intervalMs);
+  const settled = options.settledStatuses;
+  if (
+    settled !== undefined &&
+    !(Array.isArray(settled) && settled.length > 0 && settled.every((word) => typeof word === 'string' && word !== ''))
+  ) {
+    issues.push({ path: 'options.settledStatuses', message: 'must be a non-empty array of non-empty strings' });
+  }
+  // Only checked values reach arithmetic: a BigInt or a Symbol would make Math.max throw a TypeError.
+  const intervalMs = isTimerMs(options.intervalMs, 0) ? options.intervalMs : POLL_DEFAULTS.intervalMs;
+  const maxIntervalMs = isTimerMs(options.maxIntervalMs, 0) ? options.maxIntervalMs : Math.max(POLL_DEFAULTS.maxIntervalMs, intervalMs);
   const intervalsValid = !issues.some((issue) => issue.path === 'options.intervalMs' || issue.path === 'options.maxIntervalMs');
   if (intervalsValid && maxIntervalMs < intervalMs) {
     issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
@@ -107,11 +122,15 @@ function planPoll(options: PollOptions): PollPlan {
     maxIntervalMs,
     notFoundGraceMs: options.notFoundGraceMs ?? POLL_DEFAULTS.notFoundGraceMs,
     onUpdate: options.onUpdate,
+    settled: new Set(settled ?? SETTLED),
   };
 }
 
-/** One status check: a single attempt limited to `timeoutMs` (the poll itself rides failures out). */
-export type StatusCheck = (timeoutMs: number) => Promise<CollectionStatus>;
+/**
+ * One status check: a single attempt limited to `timeoutMs`, whose waits before sending (the key function,
+ * the concurrency queue) end at `deadline` (epoch ms) with a `TimeoutError`. The poll itself rides failures out.
+ */
+export type StatusCheck = (timeoutMs: number, deadline: number) => Promise<CollectionStatus>;
 
 /**
  * Checks at once, then by the schedule, until `statusText` is `successful` or `failed`. Transient
@@ -137,19 +156,29 @@ export async function pollUntilSettled(
   const started = Date.now();
   const deadline = started + plan.maxWaitMs;
   let lastStatus: CollectionStatus | undefined;
-  const timedOut = () => new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs);
+  // A 404 seen, and no status ever: nothing with this reference was seen (the timeout says so).
+  let sawNotFound = false;
+  const unexpectedWarned = new Set<string>();
+  const timedOut = () => new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs, sawNotFound && lastStatus === undefined);
   for (let pauseNumber = 0; ; pauseNumber++) {
     let pauseMs = pollPauseMs(pauseNumber, plan);
     const remainingMs = deadline - Date.now();
     if (remainingMs < 1) throw timedOut();
     const cutByDeadline = remainingMs < requestTimeoutMs;
     try {
-      const status = await check(Math.min(requestTimeoutMs, remainingMs));
+      const status = await check(Math.min(requestTimeoutMs, remainingMs), deadline);
       if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
       lastStatus = status;
-      if (SETTLED.has(status.statusText)) return status;
+      if (plan.settled.has(status.statusText)) return status;
+      if (status.statusText !== 'pending' && !unexpectedWarned.has(status.statusText)) {
+        unexpectedWarned.add(status.statusText);
+        logger.warn(
+          `collection ${referenceId} has status "${status.statusText}", neither pending nor settled; still waiting (see settledStatuses)`,
+        );
+      }
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
+      if (error instanceof NotFoundError) sawNotFound = true;
       if (cutByDeadline && error instanceof TimeoutError) throw timedOut();
       const waitingFor404 = error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs;
       if (!waitingFor404 && !isRetryable(error)) throw error;

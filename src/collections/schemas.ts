@@ -53,12 +53,16 @@ export const InitiateCollectionResponseSchema = z.looseObject({
   data: z.looseObject({ referenceId: z.string(), status: openEnum(['pending']) }),
 });
 
-/** A collection accepted for processing. */
+/**
+ * A collection accepted for processing: every field of the 202's `data`, including those the document does
+ * not list. (When the SDK had to read the collection back by its reference, only these two are known.)
+ */
 export interface InitiatedCollection {
   /** The reference to check the collection by; keep it. */
   referenceId: string;
   /** `pending` on creation. */
   status: string;
+  [field: string]: unknown;
 }
 
 /** A collection's status, as `checkStatus` returns it. Fields the document does not list are kept. */

@@ -6,8 +6,13 @@
 
 /** A body read that stopped at the byte limit. */
 export class BodyTooLargeError extends Error {
-  constructor(readonly limit: number) {
+  /** The byte limit that was exceeded. */
+  readonly limit: number;
+
+  // A plain field, not a parameter property: the sources must also run under Node's type stripping.
+  constructor(limit: number) {
     super(`response body exceeds ${limit} bytes`);
+    this.limit = limit;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * A counting semaphore for `maxConcurrentRequests`. Waiters leave the queue when their signal aborts,
- * so a cancelled call never holds or later takes a slot.
+ * A counting semaphore for `maxConcurrentRequests`. Waiters leave the queue when their signal aborts
+ * or their time limit (a poll's deadline) passes, so a cancelled or expired call never holds or later
+ * takes a slot.
  *
  * @module
  */
@@ -15,12 +16,15 @@ export class ConcurrencyLimit {
     this.#limit = limit;
   }
 
-  /** Runs `task` once a slot is free. */
-  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  /**
+   * Runs `task` once a slot is free. While queued, an abort of `signal` rejects with its reason, and
+   * `wait` (when given) rejects with its `onLimit()` after `limitMs`.
+   */
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal, wait?: { limitMs: number; onLimit: () => unknown }): Promise<T> {
     if (this.#limit === Number.POSITIVE_INFINITY) return task();
     // A released slot is handed straight to the next waiter, so a newcomer cannot slip in between.
     if (this.#active < this.#limit) this.#active++;
-    else await this.#waitForSlot(signal);
+    else await this.#waitForSlot(signal, wait);
     try {
       return await task();
     } finally {
@@ -30,18 +34,25 @@ export class ConcurrencyLimit {
     }
   }
 
-  #waitForSlot(signal?: AbortSignal): Promise<void> {
+  #waitForSlot(signal: AbortSignal | undefined, wait: { limitMs: number; onLimit: () => unknown } | undefined): Promise<void> {
     signal?.throwIfAborted();
     return new Promise((resolve, reject) => {
-      const grant = () => {
+      const detach = () => {
+        clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+      };
+      const grant = () => {
+        detach();
         resolve();
       };
-      const onAbort = () => {
+      const leave = (reason: unknown) => {
+        detach();
         const index = this.#waiting.indexOf(grant);
         if (index !== -1) this.#waiting.splice(index, 1);
-        reject(signal?.reason);
+        reject(reason);
       };
+      const onAbort = () => leave(signal?.reason);
+      const timer = wait === undefined ? undefined : setTimeout(() => leave(wait.onLimit()), Math.max(0, wait.limitMs));
       this.#waiting.push(grant);
       signal?.addEventListener('abort', onAbort, { once: true });
     });

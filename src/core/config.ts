@@ -5,9 +5,28 @@
  * @module
  */
 import { isBrowserPage, readEnv } from './env.js';
-import { ConfigurationError, type ValidationIssue } from './errors.js';
-import { headerIssues } from './headers.js';
+import { ConfigurationError, type ServiceName, type ValidationIssue } from './errors.js';
+import { headerIssues, headerValueProblem } from './headers.js';
 import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
+import { MIN_API_KEY_LENGTH } from './redact.js';
+
+/** One HTTP response received, as the `onResponse` option sees it: never the key, never a body. */
+export interface ResponseEvent {
+  /** The service that answered. */
+  readonly service: ServiceName;
+  /** The request's method. */
+  readonly method: string;
+  /** The request's path under the base URL, without its query string. */
+  readonly path: string;
+  /** The HTTP status (a redirect the SDK follows is a response too). */
+  readonly status: number;
+  /** The `x-request-id` response header, scrubbed of the key. */
+  readonly requestId: string | undefined;
+  /** From sending the request to receiving the response headers, in milliseconds. */
+  readonly durationMs: number;
+  /** Which attempt of the call this response answers, counting from 1. */
+  readonly attempt: number;
+}
 
 /** The API key, or a function returning it (sync or async), called before every attempt so keys can rotate. */
 export type ApiKeySource = string | (() => string | Promise<string>);
@@ -19,7 +38,8 @@ export type FetchFunction = (input: Request | string | URL, init?: RequestInit) 
 export interface ClientOptions {
   /**
    * The API key, or a function returning it (sync or async), called before every attempt so keys can
-   * rotate. Never logged, never put in an error.
+   * rotate. Never logged, never put in an error. At least 8 characters (a shorter one could not be
+   * scrubbed from error text without corrupting it); a key function's call is bounded by `timeoutMs`.
    * @defaultValue the `TAP_API_KEY` / `COLLECTIONS_API_KEY` environment variable; none → {@link ConfigurationError}
    */
   apiKey?: ApiKeySource;
@@ -84,6 +104,12 @@ export interface ClientOptions {
    * @defaultValue `false` (constructing in a browser throws {@link ConfigurationError})
    */
   dangerouslyAllowBrowser?: boolean;
+  /**
+   * Called once for every HTTP response received (every attempt, errors and followed redirects included),
+   * for metrics and tracing. It never sees the key or a body; an exception it throws is logged and ignored.
+   * @defaultValue none
+   */
+  onResponse?: (event: ResponseEvent) => void;
 }
 
 /** Options of one call; they override the client's for that call. */
@@ -118,6 +144,7 @@ export interface ResolvedConfig {
   readonly logger: Logger;
   readonly logLevel: LogLevel;
   readonly headers: Readonly<Record<string, string>>;
+  readonly onResponse: ((event: ResponseEvent) => void) | undefined;
 }
 
 /** Defaults of the shared options. */
@@ -194,7 +221,11 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
   if (apiKey === undefined) fail('apiKey', `is missing: pass apiKey or set ${service.apiKeyVariable}`);
   else if (typeof apiKey === 'string') {
     if (apiKey.trim() === '') fail('apiKey', 'must not be empty');
-    else if (/[\r\n\0]/.test(apiKey)) fail('apiKey', 'must not contain CR, LF or NUL characters');
+    else if (apiKey.length < MIN_API_KEY_LENGTH) fail('apiKey', `must be at least ${MIN_API_KEY_LENGTH} characters long`);
+    else {
+      const problem = headerValueProblem(apiKey);
+      if (problem !== undefined) fail('apiKey', problem);
+    }
   } else if (typeof apiKey !== 'function') fail('apiKey', 'must be a string or a function returning one');
 
   const rawBaseUrl = given.baseUrl ?? readEnv(service.baseUrlVariable);
@@ -232,6 +263,7 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
   const logLevel = given.logLevel ?? DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   issues.push(...headerIssues(given.headers, 'headers'));
+  if (given.onResponse !== undefined && typeof given.onResponse !== 'function') fail('onResponse', 'must be a function');
 
   if (issues.length > 0) {
     throw new ConfigurationError(
@@ -250,5 +282,6 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
     logger,
     logLevel,
     headers: { ...given.headers },
+    onResponse: given.onResponse,
   };
 }

@@ -6,6 +6,7 @@
  */
 import { parseBodyText } from './body.js';
 import { type ApiError, apiErrorFor, type FieldError, type ServiceName } from './errors.js';
+import type { SecretRedactor } from './redact.js';
 import { parseRetryAfter } from './retry.js';
 
 /** What a service's error envelope says, each part optional: a body may be HTML, empty, or of unknown shape. */
@@ -34,22 +35,29 @@ const STATUS_TEXT: Record<number, string> = {
   504: 'Gateway timeout',
 };
 
-/** Builds the typed error for an error response. `text` must already be scrubbed of the API key. */
+/**
+ * Builds the typed error for an error response. Everything it keeps passes through `secrets`: the text
+ * before parsing, the parsed values after (an echo of the key escaped in JSON is decoded by parsing),
+ * and the headers it reads.
+ */
 export function mapErrorResponse(
   service: ServiceName,
   readEnvelope: ErrorEnvelopeReader,
   status: number,
   headers: Headers,
   text: string,
+  secrets?: SecretRedactor,
 ): ApiError {
-  const { body } = parseBodyText(text);
+  const parsed = parseBodyText(secrets ? secrets.scrub(text) : text).body;
+  const body = secrets ? secrets.scrubValue(parsed) : parsed;
   let envelope: ErrorEnvelope = {};
   try {
     envelope = readEnvelope(body);
   } catch {
     // A reader that throws on an odd body must not turn a typed HTTP error into a TypeError.
   }
-  const requestId = envelope.requestId ?? headers.get('x-request-id') ?? undefined;
+  const header = headers.get('x-request-id');
+  const requestId = envelope.requestId ?? (header === null ? undefined : secrets ? secrets.scrub(header) : header);
   const summary = envelope.message?.trim() || STATUS_TEXT[status] || `HTTP error ${status}`;
   const context = [`HTTP ${status}`, envelope.code, requestId && `request ${requestId}`].filter(Boolean).join(', ');
   return apiErrorFor({

@@ -228,8 +228,13 @@ export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
   /** The last status seen, or `undefined` when none was. */
   readonly lastStatus: Status | undefined;
 
-  constructor(referenceId: string, lastStatus: Status | undefined, maxWaitMs: number) {
-    super(`Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later`);
+  /** `neverSeen`: every status check that answered said 404, so no collection with this reference was seen. */
+  constructor(referenceId: string, lastStatus: Status | undefined, maxWaitMs: number, neverSeen = false) {
+    super(
+      neverSeen
+        ? `Collection ${referenceId} did not settle within ${maxWaitMs} ms: no collection with this referenceId was seen (the status check answered 404); if it was created a moment ago, check it again later`
+        : `Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later`,
+    );
     this.referenceId = referenceId;
     this.lastStatus = lastStatus;
   }

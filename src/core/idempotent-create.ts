@@ -1,7 +1,6 @@
 /**
- * Creates that are retried without ever creating twice. The `referenceId` names the operation; when an
- * attempt's outcome is unknown (no response, a timeout, 408, 5xx) the SDK looks the operation up by
- * that reference instead of blindly resending, and says so ({@link UnknownOutcomeError}) when it cannot.
+ * Creates that are safe to retry: the one place that decides how a create ends once an attempt's
+ * outcome is unknown (see docs/reliability.md, "What proves nothing was created").
  *
  * @module
  */
@@ -9,76 +8,96 @@ import { ResponseValidationError, UnknownOutcomeError } from './errors.js';
 import { isUnknownOutcome } from './retry.js';
 import type { CallSettings, Transport } from './transport.js';
 
-/** How one kind of create is sent and reconciled. */
+/**
+ * What a lookup by reference saw:
+ * - `found`: this call's operation exists (`result` is it);
+ * - `absent`: it is not visible. After an unknown outcome this proves nothing: the lookup may lag behind
+ *   the create, and an attempt that timed out may still be processed by the service;
+ * - `excluded`: the service shows another operation holding one of this operation's unique keys, so by
+ *   the service's own uniqueness rule this call's operation does not exist and never will.
+ */
+export type LookupResult<Result> =
+  | { readonly kind: 'found'; readonly result: Result }
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'excluded' };
+
+/** One create, as a client describes it to {@link createOnce}. */
 export interface IdempotentCreate<Result> {
   /** The operation's idempotency key, kept for every attempt. */
   readonly referenceId: string;
-  /** One attempt of the create. */
-  readonly send: () => Promise<Result>;
-  /**
-   * Looks the operation up by `referenceId` (one attempt): the result when this call's operation
-   * exists, `undefined` when it provably does not. Throws when the service cannot tell.
-   */
-  readonly lookup: () => Promise<Result | undefined>;
+  /** One attempt of the create (`attemptNumber` counts from 1). */
+  readonly send: (attemptNumber: number) => Promise<Result>;
+  /** Looks the operation up by `referenceId` (one attempt). Throws when the service cannot tell. */
+  readonly lookup: (attemptNumber: number) => Promise<LookupResult<Result>>;
   /** True when the service refused a resend because the reference already exists. */
   readonly isDuplicate: (error: unknown) => boolean;
   /**
    * Look up before resending after an unknown outcome (Collections: a resend would push to the customer's
-   * phone again, and the status check may lag behind the create), rather than resending and reconciling on
-   * the duplicate answer (Tap: a resend is refused by the service's uniqueness rule, and the list is complete).
+   * phone again), rather than resending and reconciling on the duplicate answer (Tap).
    */
   readonly lookupBeforeResend: boolean;
 }
 
 /**
- * Runs a create under the retry policy so that one call creates at most one operation:
- * - after an unknown outcome, either looks up before resending or resends and reconciles a duplicate answer;
+ * Runs a create under the retry policy so that one call creates at most one operation, and never reports
+ * "not created" about an operation that may exist:
+ * - after an unknown outcome, either looks up before resending or resends and reconciles a duplicate answer
+ *   (a resend is safe either way: the service refuses a second operation with the same reference);
  * - a 2xx with an unreadable body (the operation was created) is read back by reference;
- * - when retries run out while an outcome is still unknown, looks up once more: found → resolves with it,
- *   absent → the last error stands (nothing was created), lookup failed → {@link UnknownOutcomeError}.
+ * - once any attempt's outcome was unknown, the call ends with the found operation or with
+ *   {@link UnknownOutcomeError} (the last error as its `cause`). A definite error is thrown then only when
+ *   the service proves this call's operation does not exist (a lookup answers `excluded`); a lookup that
+ *   does not see it is no proof.
+ * A caller's abort ends the call with the signal's reason, as every call does.
  */
 export async function createOnce<Result>(transport: Transport, settings: CallSettings, create: IdempotentCreate<Result>): Promise<Result> {
-  let unknownOutcome: unknown;
-  // Set once any attempt's outcome was unknown: a later duplicate answer may be that attempt's own operation,
-  // even after a lookup found nothing (a collection not yet visible to the status check).
+  // Set once any attempt's outcome was unknown, and never cleared by a lookup that did not see the operation.
   let mayHaveCreated = false;
+  let lookUpFirst = false;
+  let lastAttempt = 0;
   try {
-    return await transport.withRetries(settings, async () => {
-      if (unknownOutcome !== undefined && create.lookupBeforeResend) {
-        const existing = await create.lookup();
-        if (existing !== undefined) return existing;
-        unknownOutcome = undefined;
+    return await transport.withRetries(settings, async (attemptNumber) => {
+      lastAttempt = attemptNumber;
+      if (lookUpFirst) {
+        const seen = await create.lookup(attemptNumber);
+        if (seen.kind === 'found') return seen.result;
+        if (seen.kind === 'excluded') mayHaveCreated = false;
+        lookUpFirst = false;
       }
       try {
-        return await create.send();
+        return await create.send(attemptNumber);
       } catch (error) {
         // A 2xx whose body is unreadable still created the operation: read it back rather than report a failure.
         if (isUnknownOutcome(error) || error instanceof ResponseValidationError) {
-          unknownOutcome = error;
           mayHaveCreated = true;
+          lookUpFirst = create.lookupBeforeResend;
         } else if (mayHaveCreated && create.isDuplicate(error)) {
-          const existing = await create.lookup();
-          if (existing !== undefined) return existing;
-          // The service says the reference exists, but the lookup cannot see it: when lookups may lag behind
-          // creates, it may well be this call's own operation, so only "unknown" is honest.
-          if (create.lookupBeforeResend) throw new UnknownOutcomeError(create.referenceId, error);
-          // The lookup is complete and the reference belongs to another operation: this call created nothing.
-          unknownOutcome = undefined;
-          mayHaveCreated = false;
+          const seen = await create.lookup(attemptNumber);
+          if (seen.kind === 'found') return seen.result;
+          if (seen.kind === 'excluded') mayHaveCreated = false;
+          // The reference exists but the lookup cannot see it: it may well be this call's own operation.
+          else throw new UnknownOutcomeError(create.referenceId, error);
         }
         throw error;
       }
     });
   } catch (error) {
-    if (unknownOutcome === undefined || settings.signal?.aborted) throw error;
-    let existing: Result | undefined;
+    if (!mayHaveCreated || error instanceof UnknownOutcomeError || settings.signal?.aborted) throw error;
+    let seen: LookupResult<Result>;
     try {
-      existing = await create.lookup();
+      seen = await create.lookup(lastAttempt + 1);
     } catch {
-      transport.logger.error(`outcome unknown for referenceId ${create.referenceId}: reconcile later, do not resend`);
-      throw new UnknownOutcomeError(create.referenceId, error);
+      throw unknown(transport, create.referenceId, error);
     }
-    if (existing !== undefined) return existing;
-    throw error;
+    if (seen.kind === 'found') return seen.result;
+    if (seen.kind === 'excluded') throw error;
+    throw unknown(transport, create.referenceId, error);
   }
+}
+
+function unknown(transport: Transport, referenceId: string, cause: unknown): UnknownOutcomeError {
+  transport.logger.error(
+    `outcome unknown for referenceId ${referenceId}: reconcile later by this referenceId, do not resend with a new one`,
+  );
+  return new UnknownOutcomeError(referenceId, cause);
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { redactForLog } from './redact.js';
+import { redactForLog, type SecretRedactor } from './redact.js';
 
 /** Where log lines go: `console` fits, as does pino, winston or any object with these four methods. */
 export interface Logger {
@@ -28,17 +28,23 @@ export const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 
 export class LevelLogger {
   readonly #sink: Logger;
   readonly #rank: number;
+  readonly #secrets: SecretRedactor | undefined;
 
-  constructor(sink: Logger, level: LogLevel) {
+  /** `secrets` scrubs the API key from every line, in case a response carried it into a message. */
+  constructor(sink: Logger, level: LogLevel, secrets?: SecretRedactor) {
     this.#sink = sink;
     this.#rank = LOG_LEVELS.indexOf(level);
+    this.#secrets = secrets;
   }
 
   #write(level: Exclude<LogLevel, 'off'>, message: string, details?: Record<string, unknown>): void {
     if (LOG_LEVELS.indexOf(level) > this.#rank) return;
-    const line = `[tap-collections-sdk] ${message}`;
+    const line = `[tap-collections-sdk] ${this.#secrets ? this.#secrets.scrub(message) : message}`;
     if (details === undefined) this.#sink[level](line);
-    else this.#sink[level](line, redactForLog(details));
+    else {
+      const safe = redactForLog(details);
+      this.#sink[level](line, this.#secrets ? this.#secrets.scrubValue(safe) : safe);
+    }
   }
 
   debug(message: string, details?: Record<string, unknown>): void {

@@ -23,12 +23,13 @@ import {
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
-import { headerIssues, isSafeHeaderValue } from './headers.js';
+import { headerIssues, headerValueProblem } from './headers.js';
 import { LevelLogger } from './logger.js';
-import { scrubSecret } from './redact.js';
+import { MIN_API_KEY_LENGTH, SecretRedactor } from './redact.js';
 import { decideRetry } from './retry.js';
 import { sleep } from './sleep.js';
 import { SDK_VERSION } from './version.js';
+import { boundedWait } from './wait.js';
 
 /** Turns the API key into the service's authentication header. */
 export type AuthStrategy = (apiKey: string) => readonly [name: string, value: string];
@@ -45,9 +46,12 @@ export interface ServiceProfile {
   readonly readErrorEnvelope: ErrorEnvelopeReader;
 }
 
-/** One request, as a client describes it. `path` must already be encoded. */
+/** The methods a request may use. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One request, as a client describes it. `path` must already be encoded (a query string included). */
 export interface RequestSpec {
-  readonly method: 'GET' | 'POST';
+  readonly method: HttpMethod;
   readonly path: string;
   readonly body?: unknown;
   readonly options?: RequestOptions | undefined;
@@ -58,7 +62,12 @@ export interface HttpResult {
   readonly status: number;
   readonly body: unknown;
   readonly isJson: boolean;
+  /** The `x-request-id` header, scrubbed of the key. */
   readonly requestId: string | undefined;
+  /** The response headers, as the service sent them (internal: never put in an error). */
+  readonly headers: Headers;
+  /** Scrubs the key from a value before an error keeps it (the body itself is returned as sent). */
+  readonly scrub: (value: unknown) => unknown;
 }
 
 /** The per-call settings, after the call's options were checked and merged over the client's. */
@@ -68,6 +77,11 @@ export interface CallSettings {
   readonly maxRetries: number;
   /** This call's extra headers (the client's are in every request already). */
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /**
+   * When the whole call must end (epoch milliseconds; a poll's `maxWaitMs`): the waits before a request
+   * (the key function, the concurrency queue) end there too, with {@link TimeoutError}.
+   */
+  readonly deadline?: number | undefined;
 }
 
 const MAX_REDIRECTS = 5;
@@ -89,13 +103,16 @@ export class Transport {
   readonly #authName: string;
   /** The client's logger; redacts everything it writes. */
   readonly logger: LevelLogger;
+  /** The key and the newest keys the key function returned: scrubbed from whatever an error or log keeps. */
+  readonly #secrets = new SecretRedactor();
 
   constructor(config: ResolvedConfig, profile: ServiceProfile) {
     this.#config = config;
     this.#profile = profile;
     this.#origin = new URL(config.baseUrl).origin;
     this.#limit = new ConcurrencyLimit(config.maxConcurrentRequests);
-    this.logger = new LevelLogger(config.logger, config.logLevel);
+    if (typeof config.apiKey === 'string') this.#secrets.remember(config.apiKey);
+    this.logger = new LevelLogger(config.logger, config.logLevel, this.#secrets);
     this.#authName = profile.auth('')[0];
     this.#defaultHeaders = {
       accept: 'application/json',
@@ -149,20 +166,26 @@ export class Transport {
   /** Sends a request, retrying transient failures by the retry policy; resolves with a 2xx result. */
   async request(spec: RequestSpec): Promise<HttpResult> {
     const settings = this.settingsFor(spec.options);
-    return this.withRetries(settings, () => this.send(spec, settings));
+    return this.withRetries(settings, (attemptNumber) => this.send(spec, settings, attemptNumber));
   }
 
   /**
    * Runs `attempt` until it succeeds, fails for good, or `settings.maxRetries` retries are spent,
    * pausing by the retry policy between attempts. Aborts promptly with the signal's reason.
+   * `mayRetry` narrows the policy (raw non-GET requests are never resent after an unknown outcome).
    */
-  async withRetries<T>(settings: CallSettings, attempt: (attemptNumber: number) => Promise<T>): Promise<T> {
+  async withRetries<T>(
+    settings: CallSettings,
+    attempt: (attemptNumber: number) => Promise<T>,
+    mayRetry: (error: unknown) => boolean = () => true,
+  ): Promise<T> {
     for (let attemptNumber = 1; ; attemptNumber++) {
       settings.signal?.throwIfAborted();
       try {
         return await attempt(attemptNumber);
       } catch (error) {
         if (settings.signal?.aborted) throw settings.signal.reason;
+        if (!mayRetry(error)) throw error;
         const decision = decideRetry(error, attemptNumber, settings.maxRetries, this.#config.maxRetryAfterMs);
         if (!decision.retry) throw error;
         this.logger.warn(`retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
@@ -173,30 +196,56 @@ export class Transport {
     }
   }
 
-  /** One attempt (following same-origin redirects), with no retry. */
-  async send(spec: RequestSpec, settings: CallSettings): Promise<HttpResult> {
-    const apiKey = await this.#resolveApiKey();
-    return this.#limit.run(() => this.#sendWithKey(spec, settings, apiKey), settings.signal);
+  /**
+   * One attempt (following same-origin redirects), with no retry. The waits before the request is sent
+   * (the key function, the concurrency queue) end at the caller's abort and at `settings.deadline`.
+   */
+  async send(spec: RequestSpec, settings: CallSettings, attemptNumber = 1): Promise<HttpResult> {
+    const apiKey = await this.#resolveApiKey(settings);
+    const queueWait = settings.deadline === undefined ? undefined : this.#deadlineWait(settings.deadline);
+    return this.#limit.run(() => this.#sendWithKey(spec, settings, apiKey, attemptNumber), settings.signal, queueWait);
   }
 
-  async #resolveApiKey(): Promise<string> {
+  /** A wait that must end at `deadline`: it then fails with {@link TimeoutError}, which a poll reads as its deadline. */
+  #deadlineWait(deadline: number): { limitMs: number; onLimit: () => unknown } {
+    const limitMs = Math.max(0, deadline - Date.now());
+    return { limitMs, onLimit: () => new TimeoutError(limitMs) };
+  }
+
+  async #resolveApiKey(settings: CallSettings): Promise<string> {
     const source = this.#config.apiKey;
     if (typeof source === 'string') return source;
     let key: unknown;
+    let limitError: unknown;
     try {
-      key = await source();
+      const returned = source();
+      // A slow key function is bounded like the request it precedes: by the abort, timeoutMs and the deadline.
+      if (returned !== null && typeof returned === 'object') {
+        const leftMs = settings.deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, settings.deadline - Date.now());
+        const limitMs = Math.min(settings.timeoutMs, leftMs);
+        key = await boundedWait(Promise.resolve(returned), settings.signal, limitMs, () => {
+          limitError =
+            leftMs <= settings.timeoutMs
+              ? new TimeoutError(limitMs)
+              : new ConfigurationError(`The apiKey function did not return within timeoutMs (${settings.timeoutMs} ms); nothing was sent`);
+          return limitError;
+        });
+      } else key = returned;
     } catch (cause) {
+      if (cause === limitError || (settings.signal?.aborted && cause === settings.signal.reason)) throw cause;
       throw new ConfigurationError('The apiKey function threw; nothing was sent', { cause });
     }
     if (typeof key !== 'string' || key.trim() === '') {
       throw new ConfigurationError('The apiKey function returned no key (a non-empty string is required); nothing was sent');
     }
-    if (!isSafeHeaderValue(key))
-      throw new ConfigurationError('The apiKey function returned a key with CR, LF or NUL characters; nothing was sent');
+    const problem = key.length < MIN_API_KEY_LENGTH ? `must be at least ${MIN_API_KEY_LENGTH} characters long` : headerValueProblem(key);
+    if (problem !== undefined)
+      throw new ConfigurationError(`The apiKey function returned an unusable key: it ${problem}; nothing was sent`);
+    this.#secrets.remember(key);
     return key;
   }
 
-  async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string): Promise<HttpResult> {
+  async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
     const [authName, authValue] = this.#profile.auth(apiKey);
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -215,27 +264,68 @@ export class Transport {
     try {
       for (let redirects = 0; ; redirects++) {
         const response = await network(() => this.#ky(url, { method: spec.method, headers, body, signal, fetch: withSignal }));
+        const requestId = this.#requestIdOf(response);
+        this.#notify(spec, response.status, requestId, started, attemptNumber);
         const next = this.#redirectTarget(response, spec.method, redirects);
         if (next !== undefined) {
           await response.body?.cancel().catch(() => undefined);
           url = next;
           continue;
         }
-        const requestId = response.headers.get('x-request-id') ?? undefined;
         if (response.status >= 200 && response.status < 300) {
-          // Scrubbed like error bodies: a 2xx page that echoes the key must not carry it into a ResponseValidationError.
-          const text = scrubSecret(await network(() => this.#readSuccessBody(response, requestId, signal)), apiKey);
+          // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
+          // it); an error that keeps the body scrubs it through `scrub`.
+          const text = await network(() => this.#readSuccessBody(response, requestId, signal));
           this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
-          return { status: response.status, ...parseBodyText(text), requestId };
+          return { status: response.status, ...parseBodyText(text), requestId, headers: response.headers, scrub: this.#scrubValue };
         }
-        const text = scrubSecret(await network(() => readBodyText(response, ERROR_BODY_LIMIT, true, signal)), apiKey);
+        const text = await network(() => readBodyText(response, ERROR_BODY_LIMIT, true, signal));
         this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
-        throw mapErrorResponse(this.#profile.service, this.#profile.readErrorEnvelope, response.status, response.headers, text);
+        throw mapErrorResponse(
+          this.#profile.service,
+          this.#profile.readErrorEnvelope,
+          response.status,
+          response.headers,
+          text,
+          this.#secrets,
+        );
       }
     } finally {
       clearTimeout(timeout);
       release();
     }
+  }
+
+  readonly #scrubValue = (value: unknown): unknown => this.#secrets.scrubValue(value);
+
+  #requestIdOf(response: Response): string | undefined {
+    const header = response.headers.get('x-request-id');
+    return header === null ? undefined : this.#secrets.scrub(header);
+  }
+
+  /** Tells the client's `onResponse` about a response; what it throws is logged, never let out. */
+  #notify(spec: RequestSpec, status: number, requestId: string | undefined, started: number, attempt: number): void {
+    const onResponse = this.#config.onResponse;
+    if (onResponse === undefined) return;
+    const path = spec.path.split('?')[0] ?? spec.path;
+    try {
+      const returned: unknown = onResponse({
+        service: this.#profile.service,
+        method: spec.method,
+        path,
+        status,
+        requestId,
+        durationMs: Date.now() - started,
+        attempt,
+      });
+      if (returned instanceof Promise) returned.catch((error: unknown) => this.#onResponseFailed(error));
+    } catch (error) {
+      this.#onResponseFailed(error);
+    }
+  }
+
+  #onResponseFailed(error: unknown): void {
+    this.logger.warn('onResponse threw; ignored', { reason: error instanceof Error ? error.message : String(error) });
   }
 
   async #readSuccessBody(response: Response, requestId: string | undefined, signal: AbortSignal): Promise<string> {
@@ -266,7 +356,12 @@ export class Transport {
       throw new RedirectError(response.status, undefined, 'the Location header is not a URL');
     }
     if (target.origin !== this.#origin) {
-      throw new RedirectError(response.status, target.origin, `the API key is never sent to another origin than ${this.#origin}`);
+      // The Location is the service's text: a host made of the key must not reach the error.
+      throw new RedirectError(
+        response.status,
+        this.#secrets.scrub(target.origin),
+        `the API key is never sent to another origin than ${this.#origin}`,
+      );
     }
     // 301/302/303 would turn a POST into a GET and drop the body: refuse rather than guess.
     if (method !== 'GET' && response.status !== 307 && response.status !== 308) {

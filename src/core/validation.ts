@@ -68,7 +68,7 @@ export function parseInput<Schema extends z.ZodMiniType>(schema: Schema, input: 
  */
 export function parseResponse<Schema extends z.ZodMiniType>(schema: Schema, result: HttpResult, service: ServiceName): z.infer<Schema> {
   const fail = (issues: ValidationIssue[]) =>
-    new ResponseValidationError({ issues, body: result.body, service, status: result.status, requestId: result.requestId });
+    new ResponseValidationError({ issues, body: result.scrub(result.body), service, status: result.status, requestId: result.requestId });
   if (!result.isJson) throw fail([{ path: '', message: result.body === undefined ? 'the body is empty' : 'the body is not JSON' }]);
   const parsed = schema.safeParse(result.body, { reportInput: true });
   if (!parsed.success) throw fail(toValidationIssues(parsed.error.issues));
@@ -88,4 +88,9 @@ export function exactText<const Value extends string>(value: Value): z.ZodMiniTy
 /** A required, non-blank string; the message names what is wrong, never the value. */
 export function requiredText(): z.ZodMiniType<string> {
   return z.string().check(z.refine((value) => value.trim() !== '', 'must not be empty'));
+}
+
+/** True for text without a lone surrogate (which `encodeURIComponent` throws on and no service can read). */
+export function isWellFormedText(text: string): boolean {
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
 }

@@ -7,10 +7,12 @@ import * as z from 'zod/mini';
 import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
 import { ConflictError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
-import { apiKeyHeaderAuth, type CallSettings, Transport } from '../core/transport.js';
+import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
+import { apiKeyHeaderAuth, type CallSettings, type HttpMethod, type HttpResult, Transport } from '../core/transport.js';
 import { newReferenceId } from '../core/uuid.js';
 import { parseInput, parseResponse } from '../core/validation.js';
 import { readTapErrorEnvelope } from './envelope.js';
+import { findOwnQuery } from './reconcile.js';
 import {
   type CustomerQuery,
   type CustomerQueryInput,
@@ -67,13 +69,14 @@ export class TapClient {
     return createOnce(this.#transport, settings, {
       referenceId: request.referenceId,
       lookupBeforeResend: false,
-      send: async () => {
-        const result = await this.#transport.send({ method: 'POST', path: CUSTOMER_QUERIES_PATH, body: request }, attempt);
+      send: async (attemptNumber) => {
+        const result = await this.#transport.send({ method: 'POST', path: CUSTOMER_QUERIES_PATH, body: request }, attempt, attemptNumber);
         return parseResponse(SubmitCustomerQueryResponseSchema, result, 'tap').data;
       },
-      lookup: async () => {
-        const existing = (await this.#list(attempt)).find((query) => query.transaction.referenceId === request.referenceId);
-        return existing && isSameQuery(existing, request) ? existing : undefined;
+      // Row by row, so one malformed row of another query cannot hide this call's own.
+      lookup: async (attemptNumber) => {
+        const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, attempt, attemptNumber);
+        return findOwnQuery(listRows(result), request, result.status, result.requestId);
       },
       isDuplicate: (error) => error instanceof ConflictError,
     });
@@ -85,24 +88,36 @@ export class TapClient {
    */
   async listCustomerQueries(options?: RequestOptions): Promise<CustomerQuery[]> {
     const settings = this.#transport.settingsFor(options);
-    return this.#transport.withRetries(settings, () => this.#list(settings));
+    return this.#transport.withRetries(settings, (attemptNumber) => this.#list(settings, attemptNumber));
   }
 
-  async #list(settings: CallSettings): Promise<CustomerQuery[]> {
-    const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings);
+  async #list(settings: CallSettings, attemptNumber: number): Promise<CustomerQuery[]> {
+    const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings, attemptNumber);
     // The list's shape is not documented: `{ data: [...] }` like the submission, or a bare array. Each is
     // validated as sent, so a ResponseValidationError's `body` and issue paths match what the service returned.
     if (Array.isArray(result.body)) return parseResponse(z.array(CustomerQuerySchema), result, 'tap');
     return parseResponse(ListCustomerQueriesResponseSchema, result, 'tap').data;
   }
+
+  /**
+   * Calls an endpoint the SDK does not wrap, through the same pipeline as every method: authentication,
+   * base URL, timeouts, the redirect rule, error mapping and key redaction. `path` starts with `/` and
+   * stays under the base URL. A GET is retried like the other reads; any other method is never resent
+   * after an attempt whose outcome is unknown (only when nothing was sent, or on 429).
+   *
+   * @throws {@link RequestValidationError} for a path that would leave the base URL, a bad query or body (nothing is sent).
+   * @throws {@link ApiError} (its subclasses by status) for a non-2xx answer.
+   */
+  async request(method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
+    return rawRequest(this.#transport, method, path, options);
+  }
 }
 
-function isSameQuery(query: CustomerQuery, request: Omit<CustomerQueryInput, 'referenceId'>): boolean {
-  const { transaction, tag } = query;
-  return (
-    transaction.merchantId === request.merchantId &&
-    transaction.terminalId === request.terminalId &&
-    transaction.amount === request.amount &&
-    tag.tagId === request.tagId
-  );
+/** The list's items, unvalidated (each is checked on its own when reconciling); the container must be JSON of a known shape. */
+function listRows(result: HttpResult): readonly unknown[] {
+  if (Array.isArray(result.body)) return result.body;
+  const data =
+    result.isJson && result.body !== null && typeof result.body === 'object' ? (result.body as { data?: unknown }).data : undefined;
+  if (Array.isArray(data)) return data;
+  return parseResponse(ListCustomerQueriesResponseSchema, result, 'tap').data;
 }

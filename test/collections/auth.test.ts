@@ -57,12 +57,12 @@ describe('authentication', () => {
 
   it('calls an apiKey function per request, so a rotated key is used from the next request on', async () => {
     answerEverything();
-    let key = 'key-one';
+    let key = 'key-one-0001';
     const client = collectionsClient({ apiKey: () => key });
     await client.health();
-    key = 'key-two';
+    key = 'key-two-0002';
     await client.checkStatus(REFERENCE_ID);
-    expect(requests.map((request) => request.headers.authorization)).toEqual(['Bearer key-one', 'Bearer key-two']);
+    expect(requests.map((request) => request.headers.authorization)).toEqual(['Bearer key-one-0001', 'Bearer key-two-0002']);
   });
 
   it('never lets a caller header replace Authorization', async () => {

@@ -42,13 +42,22 @@ describe('initiate: the request and the result', () => {
     });
   });
 
-  it('resolves with exactly referenceId and status, dropping other fields of data', async () => {
+  it('resolves with every field of data, those the document does not list included', async () => {
     server.use(
       http.post(INITIATE_URL, () =>
-        json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending', internal: 'x' }, extra: true }),
+        json(202, {
+          success: true,
+          data: { referenceId: REFERENCE_ID, status: 'pending', internal: 'x', fee: { amount: 0.5 } },
+          extra: true,
+        }),
       ),
     );
-    expect(await collectionsClient().initiate(collectionInput())).toStrictEqual({ referenceId: REFERENCE_ID, status: 'pending' });
+    expect(await collectionsClient().initiate(collectionInput())).toStrictEqual({
+      referenceId: REFERENCE_ID,
+      status: 'pending',
+      internal: 'x',
+      fee: { amount: 0.5 },
+    });
   });
 
   it('omits narration when absent (the key is not sent at all)', async () => {

@@ -28,7 +28,13 @@ const flush = () => new Promise((resolve) => setTimeout(resolve, 5));
 describe('maxConcurrentRequests', () => {
   it('keeps at most that many requests in flight; the rest queue and run in order', async () => {
     const { fetch, state } = heldFetch();
-    const client = new CollectionsClient({ apiKey: 'k', baseUrl: COLLECTIONS_BASE_URL, fetch, maxConcurrentRequests: 2, logLevel: 'off' });
+    const client = new CollectionsClient({
+      apiKey: 'test-key-0001',
+      baseUrl: COLLECTIONS_BASE_URL,
+      fetch,
+      maxConcurrentRequests: 2,
+      logLevel: 'off',
+    });
     const calls = REFERENCES.map((referenceId) => client.checkStatus(referenceId));
     await flush();
     expect(state.started).toEqual(REFERENCES.slice(0, 2));
@@ -44,7 +50,13 @@ describe('maxConcurrentRequests', () => {
 
   it('lets an aborted queued call leave at once, without taking a slot', async () => {
     const { fetch, state } = heldFetch();
-    const client = new CollectionsClient({ apiKey: 'k', baseUrl: COLLECTIONS_BASE_URL, fetch, maxConcurrentRequests: 1, logLevel: 'off' });
+    const client = new CollectionsClient({
+      apiKey: 'test-key-0001',
+      baseUrl: COLLECTIONS_BASE_URL,
+      fetch,
+      maxConcurrentRequests: 1,
+      logLevel: 'off',
+    });
     const first = client.checkStatus(REFERENCES[0] as string);
     const controller = new AbortController();
     const queued = client.checkStatus(REFERENCES[1] as string, { signal: controller.signal });
@@ -61,7 +73,7 @@ describe('maxConcurrentRequests', () => {
 
   it('is unlimited by default', async () => {
     const { fetch, state } = heldFetch();
-    const client = new CollectionsClient({ apiKey: 'k', baseUrl: COLLECTIONS_BASE_URL, fetch, logLevel: 'off' });
+    const client = new CollectionsClient({ apiKey: 'test-key-0001', baseUrl: COLLECTIONS_BASE_URL, fetch, logLevel: 'off' });
     const calls = REFERENCES.map((referenceId) => client.checkStatus(referenceId));
     await flush();
     expect(state.inFlight).toBe(REFERENCES.length);

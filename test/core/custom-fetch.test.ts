@@ -15,14 +15,14 @@ function hangingFetch() {
 describe('a custom fetch', () => {
   it('is given the attempt’s signal itself, so a timeout reaches a fetch that watches only init.signal', async () => {
     const { fetch, seen } = hangingFetch();
-    const client = new TapClient({ apiKey: 'k', baseUrl: TAP_BASE_URL, fetch, timeoutMs: 30, maxRetries: 0, logLevel: 'off' });
+    const client = new TapClient({ apiKey: 'test-key-0001', baseUrl: TAP_BASE_URL, fetch, timeoutMs: 30, maxRetries: 0, logLevel: 'off' });
     await expect(client.listCustomerQueries()).rejects.toBeInstanceOf(TimeoutError);
     expect(seen).toEqual([{ signalGiven: true }]);
   });
 
   it('is given the attempt’s signal, so the caller’s abort reaches it too', async () => {
     const { fetch } = hangingFetch();
-    const client = new TapClient({ apiKey: 'k', baseUrl: TAP_BASE_URL, fetch, maxRetries: 0, logLevel: 'off' });
+    const client = new TapClient({ apiKey: 'test-key-0001', baseUrl: TAP_BASE_URL, fetch, maxRetries: 0, logLevel: 'off' });
     const controller = new AbortController();
     const call = client.listCustomerQueries({ signal: controller.signal });
     setTimeout(() => controller.abort(new Error('till closed')), 10);

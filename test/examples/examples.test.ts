@@ -43,6 +43,13 @@ describe('examples', () => {
     expect(stdout).not.toContain('Mwila');
   });
 
+  it('raw-request calls a documented and an undocumented endpoint, and refuses a path outside the base URL', async () => {
+    const { stdout } = await runExample('raw-request');
+    expect(stdout).toContain('GET /health → 200');
+    expect(stdout).toContain('GET /v1/collections/summary → NotFoundError (404)');
+    expect(stdout).toContain('refused before sending: RequestValidationError (path)');
+  });
+
   it('handle-errors provokes every failure it describes', async () => {
     const { stdout } = await runExample('handle-errors');
     for (const name of [

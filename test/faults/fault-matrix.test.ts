@@ -45,6 +45,13 @@ const CONCURRENCY = 12;
 /** The client's per-attempt limit in the `hang` rows; other rows use a generous one. */
 const HANG_TIMEOUT_MS = 750;
 const DEFAULT_TIMEOUT_MS = 5_000;
+/** How far reads lag behind creates in the lag rows. */
+const LAG_MS = 1_000;
+/** The slow-commit rows: the create is processed this late, past the client's per-attempt limit. */
+const SLOW_COMMIT_MS = 400;
+const SLOW_TIMEOUT_MS = 200;
+/** Later than any resend of the row (the first backoff pause is at most 500 ms). */
+const VERY_SLOW_COMMIT_MS = 1_500;
 
 const TAP_REF = '0b6f3a52-3c1e-4d7a-9f20-6b8e2d4c1a11';
 const COLLECTION_REF = '7d2a9c4e-1b3f-4e5a-8c6d-2f1e0a9b8c77';
@@ -174,6 +181,8 @@ interface Scenario {
   /** Point the clients at a port with nothing listening. */
   readonly refuse?: boolean;
   readonly timeoutMs?: number;
+  /** The client's `maxRetries` (1 unless said). */
+  readonly maxRetries?: number;
   readonly serverOptions?: FaultServerOptions;
   readonly arrange?: (server: FaultServer, method: MethodSpec) => void;
   readonly expect: (method: MethodSpec) => Expectation;
@@ -220,13 +229,18 @@ function recoversAfterOneFault(method: MethodSpec, committed: boolean, unknownOu
   });
 }
 
-/** The same failure on every attempt: typed error, and nothing created. */
+/**
+ * The same failure on every attempt: a read rejects with it. A create whose attempts' outcome was unknown
+ * ends in UnknownOutcomeError with it as the cause (a lookup that does not see the record proves nothing:
+ * reads may lag behind creates); one whose attempts were all refused rejects with it. Nothing is created.
+ */
 function failsEveryAttempt(method: MethodSpec, outcome: string, unknownOutcome: boolean): Expectation {
+  const createOutcome = unknownOutcome ? unknownOutcomeError(outcome.split(' ')[0] ?? outcome) : outcome;
   return byKind(method, {
     read: { outcome, requests: own(method, 2) },
-    tap: { outcome, requests: unknownOutcome ? { 'POST queries': 2, 'GET queries': 1 } : { 'POST queries': 2 }, records: 0 },
+    tap: { outcome: createOutcome, requests: unknownOutcome ? { 'POST queries': 2, 'GET queries': 1 } : { 'POST queries': 2 }, records: 0 },
     collections: {
-      outcome,
+      outcome: createOutcome,
       requests: unknownOutcome ? { 'POST mobile-money': 2, 'GET check': 2 } : { 'POST mobile-money': 2 },
       records: 0,
     },
@@ -494,6 +508,86 @@ const SCENARIOS: readonly Scenario[] = [
       records: 1,
     }),
   },
+  // ─── Reads that lag behind creates: a lookup that does not see the record proves nothing ───────────
+  {
+    fault: `HTML page with 200 ×1 after commit; reads lag ${LAG_MS} ms`,
+    methods: CREATES,
+    serverOptions: { lagMs: LAG_MS },
+    arrange: once({ kind: 'html-200' }),
+    expect: (method) =>
+      byKind(method, {
+        tap: { outcome: unknownOutcomeError('ResponseValidationError'), requests: { 'POST queries': 1, 'GET queries': 1 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('ResponseValidationError'),
+          requests: { 'POST mobile-money': 1, 'GET check': 1 },
+          records: 1,
+        },
+      }),
+  },
+  {
+    fault: `500 after commit, every attempt (Retry-After: 0); reads lag ${LAG_MS} ms`,
+    methods: CREATES,
+    serverOptions: { lagMs: LAG_MS },
+    arrange: always({ kind: 'status', status: 500, body: 'json', retryAfter: ZERO_RETRY_AFTER, commit: true }),
+    expect: (method) =>
+      byKind(method, {
+        tap: { outcome: unknownOutcomeError('InternalServerError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
+        collections: {
+          outcome: unknownOutcomeError('InternalServerError'),
+          requests: { 'POST mobile-money': 2, 'GET check': 2 },
+          records: 1,
+        },
+      }),
+  },
+  {
+    fault: `processed ${SLOW_COMMIT_MS} ms late, after the client gave up (timeoutMs ${SLOW_TIMEOUT_MS}, maxRetries 0)`,
+    methods: CREATES,
+    timeoutMs: SLOW_TIMEOUT_MS,
+    maxRetries: 0,
+    arrange: once({ kind: 'slow-commit', delayMs: SLOW_COMMIT_MS }),
+    expect: (method) =>
+      byKind(method, {
+        tap: { outcome: unknownOutcomeError('TimeoutError'), requests: { 'POST queries': 1, 'GET queries': 1 }, records: 1 },
+        collections: { outcome: unknownOutcomeError('TimeoutError'), requests: { 'POST mobile-money': 1, 'GET check': 1 }, records: 1 },
+      }),
+  },
+  {
+    fault: `processed ${VERY_SLOW_COMMIT_MS} ms late (timeoutMs ${SLOW_TIMEOUT_MS}); the resend is served first`,
+    methods: CREATES,
+    timeoutMs: SLOW_TIMEOUT_MS,
+    arrange: once({ kind: 'slow-commit', delayMs: VERY_SLOW_COMMIT_MS }),
+    // The resend creates the record; the late attempt then meets the uniqueness rule: still one record.
+    expect: (method) =>
+      byKind(method, {
+        tap: { outcome: RESOLVES, requests: { 'POST queries': 2 }, records: 1 },
+        collections: { outcome: 'resolves (status: pending)', requests: { 'POST mobile-money': 2, 'GET check': 1 }, records: 1 },
+      }),
+  },
+  {
+    fault: `reset-after-commit ×1; reads lag ${LAG_MS} ms; the resend is refused as a duplicate`,
+    methods: CREATES,
+    serverOptions: { lagMs: LAG_MS },
+    arrange: once({ kind: 'reset-after-commit' }),
+    expect: (method) =>
+      byKind(method, {
+        tap: { outcome: unknownOutcomeError('ConflictError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
+        collections: { outcome: unknownOutcomeError('ConflictError'), requests: { 'POST mobile-money': 2, 'GET check': 2 }, records: 1 },
+      }),
+  },
+  {
+    fault: `reset-after-commit ×1; reads lag ${LAG_MS} ms; the resend is answered 429 (Retry-After: 0)`,
+    methods: CREATES,
+    serverOptions: { lagMs: LAG_MS },
+    arrange: (server, method) => {
+      server.fault(method.route, { kind: 'reset-after-commit' });
+      server.fault(method.route, { kind: 'rate-limit', retryAfter: ZERO_RETRY_AFTER });
+    },
+    expect: (method) =>
+      byKind(method, {
+        tap: { outcome: unknownOutcomeError('RateLimitError'), requests: { 'POST queries': 2, 'GET queries': 1 }, records: 1 },
+        collections: { outcome: unknownOutcomeError('RateLimitError'), requests: { 'POST mobile-money': 2, 'GET check': 2 }, records: 1 },
+      }),
+  },
 ];
 
 // ─── Running the cases ──────────────────────────────────────────────────────────────────────────────
@@ -561,7 +655,7 @@ async function execute({ scenario, spec }: Case): Promise<Observation> {
     const options = {
       baseUrl: scenario.refuse ? await refusedBaseUrl() : server.url,
       logLevel: 'off',
-      maxRetries: 1,
+      maxRetries: scenario.maxRetries ?? 1,
       timeoutMs: scenario.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     } as const;
     const clients = {
@@ -576,6 +670,8 @@ async function execute({ scenario, spec }: Case): Promise<Observation> {
     } catch (error) {
       settled = { ok: false, error };
     }
+    // A create processed late (after the client gave up) counts too: wait for it to land.
+    while (server.pendingCommits() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     return {
       server,
       seeded,
@@ -741,6 +837,10 @@ function renderMatrix(matrix: readonly Row[]): string {
     '- Records: for a create, the records the call left on the server. A resolved create leaves exactly one; none leaves two.',
     '',
     `${matrix.length} rows; ${creates.length} are creates: ${count(creates, '1')} left one record, ${count(creates, '0')} none, ${creates.length - count(creates, '1') - count(creates, '0')} more than one.`,
+    `Creates that ended in a definite error (neither resolved nor \`UnknownOutcomeError\`) with a record stored: ${
+      creates.filter((row) => row.records !== '0' && !row.outcome.startsWith('resolves') && !row.outcome.startsWith('UnknownOutcomeError'))
+        .length
+    }; resolved without a record: ${creates.filter((row) => row.records === '0' && row.outcome.startsWith('resolves')).length}.`,
     '',
     '| Fault | Method | Outcome | Requests | Records |',
     '|---|---|---|---|---|',

@@ -43,7 +43,9 @@ export type Fault =
   /** Processes the request and answers 200 with an HTML page. */
   | { readonly kind: 'html-200' }
   /** Answers 307 to the same path on the second ("other origin") server, processing nothing. */
-  | { readonly kind: 'redirect-cross-origin' };
+  | { readonly kind: 'redirect-cross-origin' }
+  /** Processes the request only after `delayMs` (the client may have given up by then), then answers normally. */
+  | { readonly kind: 'slow-commit'; readonly delayMs: number };
 
 export interface LoggedRequest {
   readonly method: string;
@@ -100,6 +102,16 @@ export interface StoredCollection {
 export interface FaultServerOptions {
   /** How a repeated collection `referenceId` is refused. @defaultValue 409 */
   readonly duplicateCollectionAnswer?: 409 | 422;
+  /**
+   * How long a new record stays invisible to reads (the Collections status check and details, the Tap
+   * list) after it was stored: a read side that lags behind the create. A function is asked per record.
+   * @defaultValue 0
+   */
+  readonly lagMs?: number | (() => number);
+  /** Store Tap amounts rounded to the cent, half up (10.005 → 10.01), as a service may. @defaultValue false */
+  readonly roundTapAmounts?: boolean;
+  /** Asked for a fault when a route's queue is empty (seeded chaos). @defaultValue none */
+  readonly pickFault?: (route: Route) => Fault | undefined;
 }
 
 /** A recording server on 127.0.0.1 that must receive nothing: the target of cross-origin redirects. */
@@ -120,6 +132,12 @@ export interface FaultServer {
   readonly tapQueries: StoredQuery[];
   /** Every collection held, by `referenceId`. */
   readonly collections: Map<string, StoredCollection>;
+  /** How many times a create was stored, per `referenceId` (both services): more than 1 is a double record. */
+  readonly stores: Map<string, number>;
+  /** Creates still to be processed by a `slow-commit` fault. */
+  pendingCommits(): number;
+  /** Adds a raw row to a partner's Tap list, as the service might return one it cannot describe well. */
+  seedRawTapRow(row: unknown, apiKey?: string): void;
   /** Applies `fault` to the next `times` requests of `route` (`Infinity`: every one). Faults queue in order. */
   fault(route: Route, fault: Fault, times?: number): void;
   /** After the next request is handled (and its fault applied), stops listening and drops every connection: later connects are refused. */
@@ -237,6 +255,12 @@ export async function refusedBaseUrl(): Promise<string> {
 
 export async function startFaultServer(options: FaultServerOptions = {}): Promise<FaultServer> {
   const duplicateAnswer = options.duplicateCollectionAnswer ?? 409;
+  const lagMs = typeof options.lagMs === 'function' ? options.lagMs : () => (options.lagMs as number | undefined) ?? 0;
+  const visibleAt = new Map<unknown, number>();
+  const visible = (record: unknown) => (visibleAt.get(record) ?? 0) <= Date.now();
+  const stores = new Map<string, number>();
+  const rawTapRows: StoredQuery[] = [];
+  let slowCommits = 0;
   const log: LoggedRequest[] = [];
   const tapQueries: StoredQuery[] = [];
   const collections = new Map<string, StoredCollection>();
@@ -256,8 +280,11 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     if (taken) {
       return tapError(409, 'resource/already-exists-error', 'merchantId, terminalId or referenceId was used in an earlier query');
     }
-    const query = buildQuery(input, partner);
+    const amount = options.roundTapAmounts ? Math.round((input.amount + 1e-9) * 100) / 100 : input.amount;
+    const query = buildQuery({ ...input, amount }, partner);
     tapQueries.push({ partnerId: partner.partnerId, query });
+    visibleAt.set(query, Date.now() + lagMs());
+    stores.set(input.referenceId, (stores.get(input.referenceId) ?? 0) + 1);
     return { status: 201, json: { success: true, data: query } };
   }
 
@@ -266,7 +293,9 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     const partner = typeof key === 'string' ? PARTNERS[key] : undefined;
     if (partner === undefined) return tapError(401, 'auth/invalid-api-key', 'The API key is missing or invalid');
     if (route === 'GET queries') {
-      const data = tapQueries.filter((stored) => stored.partnerId === partner.partnerId).map((stored) => stored.query);
+      const data = [...tapQueries, ...rawTapRows]
+        .filter((stored) => stored.partnerId === partner.partnerId && visible(stored.query))
+        .map((stored) => stored.query);
       return { status: 200, json: { success: true, data } };
     }
     const input = body as Partial<TapQueryInput> | undefined;
@@ -300,12 +329,12 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         ]);
       }
       const found = collections.get(referenceId);
-      if (found === undefined) return collectionsError(404, 'E_NOT_FOUND', 'Collection not found');
+      if (found === undefined || !visible(found)) return collectionsError(404, 'E_NOT_FOUND', 'Collection not found');
       return { status: 200, json: { success: true, data: { referenceId, statusText: found.status, transactionCode: null, reason: null } } };
     }
     if (route === 'GET collection') {
       const id = decodeURIComponent(path.slice('/v1/collections/'.length));
-      const found = [...collections.values()].find((collection) => collection.id === id);
+      const found = [...collections.values()].find((collection) => collection.id === id && visible(collection));
       return found === undefined
         ? collectionsError(404, 'E_NOT_FOUND', 'Collection not found')
         : { status: 200, json: { success: true, data: found } };
@@ -332,6 +361,8 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
       createdAt: FIXED_TIME,
     };
     collections.set(stored.referenceId, stored);
+    visibleAt.set(stored, Date.now() + lagMs());
+    stores.set(stored.referenceId, (stores.get(stored.referenceId) ?? 0) + 1);
     return { status: 202, json: { success: true, data: { referenceId: stored.referenceId, status: stored.status } } };
   }
 
@@ -373,7 +404,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     } catch {
       body = text;
     }
-    const fault = nextFault(route);
+    const fault = nextFault(route) ?? options.pickFault?.(route);
     log.push({ method, path, route, headers: request.headers, body, fault: fault?.kind });
     const socket = request.socket;
     const commit = () => serve(route, path, request.headers, body);
@@ -429,6 +460,14 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
       case 'redirect-cross-origin':
         send(response, 307, '', { location: `${otherOrigin.url}${request.url ?? '/'}` });
         return;
+      case 'slow-commit':
+        slowCommits++;
+        setTimeout(() => {
+          slowCommits--;
+          const reply = commit();
+          if (!socket.destroyed) send(response, reply.status, JSON.stringify(reply.json), json);
+        }, fault.delayMs);
+        return;
     }
   }
 
@@ -450,6 +489,13 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     log,
     tapQueries,
     collections,
+    stores,
+    pendingCommits: () => slowCommits,
+    seedRawTapRow(row, apiKey = TAP_KEY) {
+      const partner = PARTNERS[apiKey];
+      if (partner === undefined) throw new Error('unknown partner key');
+      rawTapRows.push({ partnerId: partner.partnerId, query: row as TapQuery });
+    },
     fault(route, fault, times = 1) {
       const queue = queues.get(route) ?? [];
       queue.push({ fault, remaining: times });

@@ -320,7 +320,9 @@ describe('submitCustomerQuery: the response', () => {
       http.post(PATH, () => HttpResponse.json(body, { status: 201, headers: { 'x-request-id': 'req-rve' } })),
       noQueriesListed(),
     );
-    const error = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
+    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
+    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
+    const error = (unknown as UnknownOutcomeError).cause;
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error).toBeInstanceOf(TapCollectionsError);
     const rve = error as ResponseValidationError;
@@ -348,7 +350,10 @@ describe('submitCustomerQuery: the response', () => {
       ),
       noQueriesListed(),
     );
-    const error = (await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()))) as ResponseValidationError;
+    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
+    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
+    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
+    const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error.issues.map((issue) => issue.path).sort()).toEqual([
       'data.tag.mobileNumbers.0.mobileNumber',
@@ -362,7 +367,10 @@ describe('submitCustomerQuery: the response', () => {
       http.post(PATH, () => HttpResponse.json({ success: true }, { status: 201 })),
       noQueriesListed(),
     );
-    const error = (await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()))) as ResponseValidationError;
+    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
+    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
+    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
+    const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error.issues).toEqual([{ path: 'data', message: 'is required' }]);
   });
@@ -373,7 +381,10 @@ describe('submitCustomerQuery: the response', () => {
       http.post(PATH, () => HttpResponse.html(html, { status: 200 })),
       noQueriesListed(),
     );
-    const error = (await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()))) as ResponseValidationError;
+    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
+    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
+    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
+    const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error.body).toBe(html);
     expect(error.status).toBe(200);
@@ -385,7 +396,10 @@ describe('submitCustomerQuery: the response', () => {
       http.post(PATH, () => new HttpResponse(null, { status: 201 })),
       noQueriesListed(),
     );
-    const error = (await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()))) as ResponseValidationError;
+    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
+    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
+    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
+    const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error.body).toBeUndefined();
     expect(error.issues).toEqual([{ path: '', message: 'the body is empty' }]);
@@ -503,14 +517,16 @@ describe('submitCustomerQuery: one call never creates two queries', () => {
     expect((error as ConflictError).code).toBe(TAP_ALREADY_EXISTS);
   });
 
-  it('rejects with the 5xx error when retries are spent and the lookup shows nothing was created', async () => {
+  it('rejects with UnknownOutcomeError (the 5xx as its cause) when retries are spent and the list does not show the query', async () => {
     server.use(
       http.post(PATH, () => new HttpResponse(null, { status: 500 })),
       http.get(PATH, () => HttpResponse.json({ success: true, data: [] })),
     );
+    // The list may lag behind the create: not seeing the query is no proof that the 500 created nothing.
     const error = await rejectionOf(tapClient({ maxRetries: 0 }).submitCustomerQuery(customerQueryInput()));
-    expect(error).toBeInstanceOf(InternalServerError);
-    expect((error as InternalServerError).status).toBe(500);
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((error as UnknownOutcomeError).cause).toBeInstanceOf(InternalServerError);
+    expect(((error as UnknownOutcomeError).cause as InternalServerError).status).toBe(500);
     expect(requests.map((request) => request.method)).toEqual(['POST', 'GET']);
   });
 
