@@ -32,6 +32,8 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   scale: () => import('./scale.ts'),
   'cold-start': () => import('./cold-start.ts'),
   calls: () => import('./calls.ts'),
+  clients: () => import('./clients.ts'),
+  bundle: () => import('./bundle.ts'),
 };
 
 async function main(): Promise<void> {
