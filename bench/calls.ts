@@ -16,9 +16,9 @@ import { API_KEY, type BenchSdk, median, passFail, printTable, spawnBenchChild }
 const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
 const REFERENCE_ID = '7d3f2c1e-4b5a-4c6d-8e7f-901234567890';
 const CHECK_PATH = `/v1/collections/check/${REFERENCE_ID}`;
-const ROUNDS = 15;
-const CALLS = 60;
-const WARMUP = 300;
+const ROUNDS = 11;
+const CALLS = 50;
+const WARMUP = 200;
 
 const CUSTOMER_QUERY_INPUT = {
   merchantId: 'MERCHANT-0001',

@@ -47,17 +47,22 @@ export async function measure(): Promise<void> {
   // Warm up: the first instances build shared structures (classes, shapes) that are not per-client.
   for (const variant of variants) for (let i = 0; i < 100; i++) variant.make();
   const perClient = variants.map(() => [] as number[]);
+  /** The clients of the current reading, kept alive through it. */
+  const held: unknown[][] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const offset of variants.keys()) {
       const index = (offset + round) % variants.length;
       const variant = variants[index];
       if (!variant) continue;
+      // The previous variant's clients are dropped before this reading, or their collection would count against it.
+      held.length = 0;
       const before = await settledHeapUsed(gc);
-      const kept = Array.from({ length: CLIENTS }, () => variant.make());
+      held.push(Array.from({ length: CLIENTS }, () => variant.make()));
       const after = await settledHeapUsed(gc);
-      perClient[index]?.push((after - before) / kept.length);
+      perClient[index]?.push((after - before) / CLIENTS);
     }
   }
+  held.length = 0;
   const openai = median(perClient[2] ?? []);
   printTable(
     `(f) Heap per client instance: ${CLIENTS} clients kept alive, heapUsed after a settled GC (3 × (gc + 10 ms) + gc) minus before, per\n` +

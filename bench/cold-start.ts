@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { type BenchSdk, median, passFail, printTable } from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ROUNDS = 11;
+const ROUNDS = 7;
 
 interface Variant {
   readonly name: string;

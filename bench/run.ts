@@ -34,6 +34,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   calls: () => import('./calls.ts'),
   clients: () => import('./clients.ts'),
   bundle: () => import('./bundle.ts'),
+  'in-flight': () => import('./in-flight.ts'),
 };
 
 async function main(): Promise<void> {
