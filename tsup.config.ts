@@ -1,9 +1,29 @@
 import { defineConfig, type Options } from 'tsup';
 
+/**
+ * One line per entry point: `dist/<key>.{js,cjs,d.ts,d.cts}`. Entries whose types import an optional peer
+ * dependency go in `withOptionalPeerTypes` instead (see below). The bin is built on its own.
+ *
+ * No source maps are shipped: the bundles are not minified, so a stack trace already points at readable
+ * code, and the maps were two thirds of the tarball.
+ */
+const entries = {
+  index: 'src/index.ts',
+};
+
+/**
+ * Entries whose declarations import the types of an optional peer dependency (msw for the simulator's msw
+ * face). The import is the first line of each bundled declaration file, and a ts-ignore directive before it lets a
+ * project without the peer compile under `skipLibCheck: false` (the peer's types are then `any`); with the
+ * peer installed, the types are the peer's own. test/package/strict-types.test.ts checks both.
+ */
+const withOptionalPeerTypes = {
+  'testing/index': 'src/testing/index.ts',
+};
+
 const shared: Options = {
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/cli': 'src/testing/cli.ts' },
   dts: true,
-  sourcemap: true,
+  sourcemap: false,
   target: 'node22',
   platform: 'neutral',
   treeshake: true,
@@ -15,7 +35,38 @@ const shared: Options = {
   noExternal: ['ky', 'zod'],
 };
 
+const OPTIONAL_PEER_BANNER =
+  '// The next import is of an optional peer dependency: without it installed, its types are `any` instead of an error.\n// @ts-ignore';
+
+/**
+ * The `tap-collections-sdk` bin (`dist/testing/cli.js`, ESM only: npm runs it with Node). Every module it
+ * imports from `src/testing/` is taken from the published `tap-collections-sdk/testing` build
+ * (`./index.js`) instead of being bundled a second time.
+ */
+const bin: Options = {
+  entry: { 'testing/cli': 'src/testing/cli.ts' },
+  format: 'esm',
+  dts: false,
+  sourcemap: false,
+  target: 'node22',
+  platform: 'node',
+  splitting: false,
+  esbuildPlugins: [
+    {
+      name: 'bin-uses-the-testing-entry',
+      setup(build) {
+        build.onResolve({ filter: /^\.\.?\//, namespace: 'file' }, (args) =>
+          args.importer.endsWith('src/testing/cli.ts') ? { path: './index.js', external: true } : undefined,
+        );
+      },
+    },
+  ],
+};
+
 export default defineConfig([
-  { ...shared, format: 'esm', clean: true },
-  { ...shared, format: 'cjs' },
+  { ...shared, entry: entries, format: 'esm', clean: true },
+  { ...shared, entry: entries, format: 'cjs' },
+  { ...shared, entry: withOptionalPeerTypes, format: 'esm', dts: { banner: OPTIONAL_PEER_BANNER } },
+  { ...shared, entry: withOptionalPeerTypes, format: 'cjs', dts: { banner: OPTIONAL_PEER_BANNER } },
+  bin,
 ]);

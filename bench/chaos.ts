@@ -41,7 +41,22 @@ export async function runChaosBenchmark(options: Partial<ChaosOptions> = {}): Pr
   return { report, table: chaosTable(report, settings), ok };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+async function main(): Promise<void> {
+  if (process.argv[2] === '--memory-client') {
+    await memoryClient(process.argv[3] as string, Number(process.argv[4]), Number(process.argv[5]));
+    return;
+  }
+  if (process.argv[2] === '--memory') {
+    const polls = Number(process.argv[3] ?? 5_000);
+    console.log('| maxConcurrentRequests | pending polls | heap per poll | RSS per poll | connections held open |');
+    console.log('|---|---|---|---|---|');
+    for (const limit of [Number.POSITIVE_INFINITY, DEFAULT_LIMIT]) {
+      const figure = await measurePendingPollMemory(polls, limit);
+      const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+      console.log(`| ${limit} | ${figure.polls} | ${kb(figure.heapPerPoll)} | ${kb(figure.rssPerPoll)} | ${figure.openConnections} |`);
+    }
+    return;
+  }
   const [creates, seed] = process.argv.slice(2).map(Number);
   const { table, ok } = await runChaosBenchmark({
     ...(Number.isInteger(creates) ? { creates } : {}),
@@ -51,3 +66,97 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(ok ? 'PASS: the three zeros hold' : 'FAIL: a create was misreported');
   process.exitCode = ok ? 0 : 1;
 }
+
+/** The `maxConcurrentRequests` default measured against unlimited. */
+const DEFAULT_LIMIT = 64;
+
+/** What one pending poll costs while it sleeps between checks, with real sockets. */
+export interface PollMemoryFigure {
+  readonly polls: number;
+  readonly maxConcurrentRequests: number;
+  /** Heap (after a full GC) per pending poll, in bytes, in the client's process. */
+  readonly heapPerPoll: number;
+  /** Resident memory per pending poll, in bytes (sockets and their buffers live partly outside the heap). */
+  readonly rssPerPoll: number;
+  /** Connections the server holds open while the polls sleep. */
+  readonly openConnections: number;
+}
+
+const memoryReference = (index: number) => `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+
+/**
+ * `npx node bench/chaos.ts --memory [polls]`: a loopback server (this process) whose collections stay
+ * pending, and a client in a child process that starts `polls` `pollUntilSettled` calls, lets every first
+ * check finish, and measures its heap and RSS per poll while they sleep: once with `maxConcurrentRequests`
+ * unlimited, once at the default.
+ */
+export async function measurePendingPollMemory(polls: number, maxConcurrentRequests: number): Promise<PollMemoryFigure> {
+  const { spawn } = await import('node:child_process');
+  const { startFaultServer } = await import('../test/faults/fault-server.ts');
+  const server = await startFaultServer();
+  for (let index = 0; index < polls; index++) {
+    server.seedCollection({ referenceId: memoryReference(index), productId: crypto.randomUUID(), phoneNumber: '260977123456', amount: 10 });
+  }
+  try {
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(import.meta.url), '--memory-client', server.url, String(polls), String(maxConcurrentRequests)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let output = '';
+    const measured = await new Promise<{ heap: number; rss: number }>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const line = output.split('\n').find((text) => text.startsWith('{'));
+        if (line) resolve(JSON.parse(line) as { heap: number; rss: number });
+      });
+      child.on('exit', (code) => reject(new Error(`the memory client exited (${code}) before measuring`)));
+    });
+    // The client sleeps with its polls pending until it is told to stop: count the connections now.
+    const openConnections = server.openConnections();
+    child.kill();
+    return {
+      polls,
+      maxConcurrentRequests,
+      heapPerPoll: Math.round(measured.heap / polls),
+      rssPerPoll: Math.round(measured.rss / polls),
+      openConnections,
+    };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The client side of {@link measurePendingPollMemory}: prints the heap and RSS growth as one JSON line. */
+async function memoryClient(baseUrl: string, polls: number, maxConcurrentRequests: number): Promise<void> {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const { COLLECTIONS_KEY } = await import('../test/faults/fault-server.ts');
+  const { CollectionsClient } = await import('../src/index.ts');
+  const settle = async () => {
+    for (let round = 0; round < 3; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      gc();
+    }
+  };
+  const client = new CollectionsClient({ apiKey: COLLECTIONS_KEY, baseUrl, logLevel: 'off', maxConcurrentRequests });
+  await client.health();
+  await settle();
+  const before = process.memoryUsage();
+  let checked = 0;
+  for (let index = 0; index < polls; index++) {
+    // Every poll checks at once, then sleeps for a minute.
+    void client.pollUntilSettled(memoryReference(index), { initialDelayMs: 60_000, maxWaitMs: 120_000, onUpdate: () => void checked++ });
+  }
+  while (checked < polls) await new Promise((resolve) => setTimeout(resolve, 50));
+  await settle();
+  const after = process.memoryUsage();
+  console.log(JSON.stringify({ heap: after.heapUsed - before.heapUsed, rss: after.rss - before.rss }));
+  await new Promise((resolve) => setTimeout(resolve, 60_000));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

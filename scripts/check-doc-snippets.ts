@@ -12,7 +12,10 @@ import ts from 'typescript';
 
 const root = path.resolve(import.meta.dirname, '..');
 const PRELUDE = `import type * as __SDK from 'tap-collections-sdk';
-declare const till: { show(text: string): void; printReceipt(transactionCode: string | null | undefined): void };
+declare const till: {
+  show(text: string): void;
+  printReceipt(receipt: { referenceId: string; paidAt: Date; amount: number; currency: 'ZMW' }): void;
+};
 declare const sales: {
   update(id: string, change: Record<string, unknown>): Promise<void>;
   where(query: Record<string, unknown>): Promise<Array<{ id: string; referenceId: string }>>;

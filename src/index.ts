@@ -2,6 +2,7 @@
  * tap-collections-sdk: the Tap Resolution Partner API and the Collections Gateway API.
  *
  * @packageDocumentation
+ * @module tap-collections-sdk
  */
 
 export { CollectionsClient, type CollectionsClientOptions } from './collections/client.js';

@@ -25,7 +25,7 @@ import {
   type InitiatedCollection,
 } from './schemas.js';
 
-/** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. */
+/** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
 export interface CollectionsClientOptions extends ClientOptions {
   /**
    * The form phone numbers are sent in: `'international'` (`260977123456`, the form the Tap API returns)
@@ -49,6 +49,8 @@ const PATH_CHANGING = /[/\\?#]/;
  * ```
  *
  * Sends `Authorization: Bearer <key>` on every request.
+ *
+ * @group Clients
  */
 export class CollectionsClient {
   readonly #transport: Transport;
@@ -74,7 +76,8 @@ export class CollectionsClient {
 
   /**
    * Pushes a payment request to the customer's phone (`POST /v1/collections/mobile-money`). Resolves
-   * on 202 with `{ referenceId, status: 'pending' }`; learn the outcome with {@link pollUntilSettled}.
+   * on 202 with every field of its `data` (`{ referenceId, status: 'pending', … }`); learn the outcome with
+   * {@link pollUntilSettled}.
    *
    * `referenceId` is generated (UUID v4) when absent and kept for every attempt. After an attempt whose
    * outcome is unknown, the SDK checks the reference before sending again, so the customer is never
@@ -83,7 +86,8 @@ export class CollectionsClient {
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link UnprocessableEntityError} when the service rejects a field (`errors` names it).
    * @throws {@link UnknownOutcomeError} when the outcome could not be established: keep the `referenceId`,
-   * check it later; never resend with a new one.
+   * check it later; never resend with a new one. Once an attempt's outcome was unknown, this is how the call
+   * ends unless the collection is found (a 404 from a status check that may lag proves nothing).
    */
   async initiate(input: CollectionInput, options?: RequestOptions): Promise<InitiatedCollection> {
     const parsed = parseInput(CollectionInputSchema, input);

@@ -7,7 +7,7 @@
 import { type ErrorEnvelope, stringField } from '../core/error-mapper.js';
 import type { FieldError } from '../core/errors.js';
 
-/** The `code` of the Collections API's 422 validation problem. */
+/** The `code` of the Collections API's 422 validation problem. @group Errors */
 export const COLLECTIONS_VALIDATION_ERROR = 'E_VALIDATION_ERROR';
 
 function fieldErrors(body: unknown): FieldError[] | undefined {

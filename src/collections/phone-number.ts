@@ -9,7 +9,7 @@
  */
 import { RequestValidationError } from '../core/errors.js';
 
-/** The form a number is sent in: `'international'` → `260977123456`, `'local'` → `0977123456`. */
+/** The form a number is sent in: `'international'` → `260977123456`, `'local'` → `0977123456`. @group Configuration */
 export type PhoneNumberFormat = 'international' | 'local';
 
 const SEPARATORS = /[\s\-.()]/g;
@@ -22,7 +22,7 @@ function subscriberDigits(value: string): string | undefined {
   return match?.[1] && SUBSCRIBER.test(match[1]) ? match[1] : undefined;
 }
 
-/** True when `value` is a Zambian mobile number in any accepted form. */
+/** True when `value` is a Zambian mobile number in any accepted form. @group Utilities */
 export function isZambianMobileNumber(value: unknown): boolean {
   return typeof value === 'string' && subscriberDigits(value) !== undefined;
 }
@@ -33,6 +33,8 @@ export function isZambianMobileNumber(value: unknown): boolean {
  *
  * @param format - `'international'` (the form the Tap API returns) or `'local'`. @defaultValue `'international'`
  * @throws {@link RequestValidationError} (path `phoneNumber`) when it is not a Zambian mobile number.
+ *
+ * @group Utilities
  */
 export function normalizeZambianMobileNumber(value: string, format: PhoneNumberFormat = 'international'): string {
   const subscriber = typeof value === 'string' ? subscriberDigits(value) : undefined;

@@ -11,7 +11,7 @@ import { isRetryable } from '../core/retry.js';
 import { sleep } from '../core/sleep.js';
 import type { CollectionStatus } from './schemas.js';
 
-/** Options of {@link CollectionsClient.pollUntilSettled}. Every duration is in milliseconds. */
+/** Options of {@link CollectionsClient.pollUntilSettled}. Every duration is in milliseconds. @group Polling */
 export interface PollOptions extends RequestOptions {
   /** The whole wait; past it the call rejects with {@link PollTimeoutError}. @defaultValue 120000 */
   maxWaitMs?: number;
@@ -33,6 +33,7 @@ export interface PollOptions extends RequestOptions {
   /**
    * Called with the first status seen and again whenever `statusText` changes: show "waiting for the
    * customer…" at the till. An exception it throws is logged, never allowed to end the wait.
+   * @defaultValue none
    */
   onUpdate?: (status: CollectionStatus) => void;
   /**
@@ -43,7 +44,7 @@ export interface PollOptions extends RequestOptions {
   settledStatuses?: readonly string[];
 }
 
-/** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). */
+/** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). @group Polling */
 export const POLL_DEFAULTS = {
   /** The whole wait: 2 minutes. */
   maxWaitMs: 120_000,
@@ -57,9 +58,9 @@ export const POLL_DEFAULTS = {
   notFoundGraceMs: 10_000,
 } as const;
 
-/** How much each pause grows over the one before. */
+/** How much each pause grows over the one before. @group Polling */
 export const POLL_GROWTH = 1.5;
-/** Each pause is scaled by a random factor in `[1 - POLL_JITTER, 1 + POLL_JITTER]`, so a fleet started together spreads out. */
+/** Each pause is scaled by a random factor in `[1 - POLL_JITTER, 1 + POLL_JITTER]`, so a fleet started together spreads out. @group Polling */
 export const POLL_JITTER = 0.1;
 
 /** The statuses that end a poll by default. */
@@ -73,6 +74,8 @@ export type PollSchedule = Pick<Required<PollOptions>, 'initialDelayMs' | 'inter
 /**
  * The pause before status check number `pauseNumber + 1` (0 is the pause after the first check):
  * `initialDelayMs`, then `intervalMs` growing by {@link POLL_GROWTH} up to `maxIntervalMs`, each jittered.
+ *
+ * @group Polling
  */
 export function pollPauseMs(pauseNumber: number, schedule: PollSchedule, random: () => number = Math.random): number {
   const base =

@@ -8,13 +8,13 @@ import * as z from 'zod/mini';
 import { exactText, type OpenEnum, openEnum, uuidText } from '../core/validation.js';
 import { isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE } from './phone-number.js';
 
-/** The collection statuses the document names: `pending`, then `successful` or `failed`. */
+/** The collection statuses the document names: `pending`, then `successful` or `failed`. @group Collections */
 export type KnownCollectionStatus = 'pending' | 'successful' | 'failed';
 
 /** At most two decimals as written: `4.35` passes, `1.234` does not. */
 const hasAtMostTwoDecimals = (amount: number) => /^-?\d+(\.\d{1,2})?$/.test(String(amount));
 
-/** Validates a {@link CollectionInput} by the SDK's input rules (before anything is sent); unknown fields are dropped. */
+/** Validates a {@link CollectionInput} by the SDK's input rules (before anything is sent); unknown fields are dropped. @group Schemas */
 export const CollectionInputSchema: z.ZodMiniType<CollectionInput> = z.object({
   productId: uuidText(),
   phoneNumber: z.string().check(z.refine(isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE)),
@@ -32,7 +32,7 @@ export const CollectionInputSchema: z.ZodMiniType<CollectionInput> = z.object({
   currency: z.optional(exactText('ZMW')),
 });
 
-/** What {@link CollectionsClient.initiate} takes. */
+/** What {@link CollectionsClient.initiate} takes. @group Collections */
 export interface CollectionInput {
   /** The product receiving the funds (UUID). */
   productId: string;
@@ -40,9 +40,9 @@ export interface CollectionInput {
   phoneNumber: string;
   /** From 1 to 10 000 ZMW, at most two decimals. */
   amount: number;
-  /** Text shown with the payment, at most 100 characters. */
+  /** Text shown with the payment, at most 100 characters. @defaultValue none (not sent) */
   narration?: string;
-  /** The collection's idempotency key (UUID). A UUID v4 is generated when absent and kept for every attempt. */
+  /** The collection's idempotency key (UUID), kept for every attempt. @defaultValue a new UUID v4 */
   referenceId?: string;
   /** The only currency: `'ZMW'`. @defaultValue `'ZMW'` */
   currency?: 'ZMW';
@@ -56,6 +56,7 @@ export const InitiateCollectionResponseSchema = z.looseObject({
 /**
  * A collection accepted for processing: every field of the 202's `data`, including those the document does
  * not list. (When the SDK had to read the collection back by its reference, only these two are known.)
+ * @group Collections
  */
 export interface InitiatedCollection {
   /** The reference to check the collection by; keep it. */
@@ -65,7 +66,7 @@ export interface InitiatedCollection {
   [field: string]: unknown;
 }
 
-/** A collection's status, as `checkStatus` returns it. Fields the document does not list are kept. */
+/** A collection's status, as `checkStatus` returns it. Fields the document does not list are kept. @group Collections */
 export interface CollectionStatus {
   /** The collection's reference. */
   referenceId: string;
@@ -78,7 +79,7 @@ export interface CollectionStatus {
   [field: string]: unknown;
 }
 
-/** Validates a {@link CollectionStatus} (e.g. one you stored); unlisted fields are kept, unknown statuses accepted. */
+/** Validates a {@link CollectionStatus} (e.g. one you stored); unlisted fields are kept, unknown statuses accepted. @group Schemas */
 export const CollectionStatusSchema: z.ZodMiniType<CollectionStatus> = z.looseObject({
   referenceId: z.string(),
   statusText: openEnum(['pending', 'successful', 'failed']),
@@ -89,14 +90,14 @@ export const CollectionStatusSchema: z.ZodMiniType<CollectionStatus> = z.looseOb
 /** @internal The status check's body: `{ success: true, data: <status> }`. */
 export const CheckStatusResponseSchema = z.looseObject({ data: CollectionStatusSchema });
 
-/** A collection's details record. Its fields are not documented, so its shape is open. */
+/** A collection's details record. Its fields are not documented, so its shape is open. @group Collections */
 export type CollectionDetails = Record<string, unknown>;
 
-/** Validates a {@link CollectionDetails} record: any JSON object. */
+/** Validates a {@link CollectionDetails} record: any JSON object. @group Schemas */
 export const CollectionDetailsSchema: z.ZodMiniType<CollectionDetails> = z.looseObject({});
 
 /** @internal The details body: `{ success: true, data: <record> }`. */
 export const GetCollectionResponseSchema = z.looseObject({ data: CollectionDetailsSchema });
 
-/** The body of `GET /health`, undocumented: the parsed JSON, or the text when it is not JSON. */
+/** The body of `GET /health`, undocumented: the parsed JSON, or the text when it is not JSON. @group Collections */
 export type HealthStatus = unknown;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isBlockedPort } from './connection-failure.js';
 import { isBrowserPage, readEnv } from './env.js';
 import { ConfigurationError, type ServiceName, type ValidationIssue } from './errors.js';
 import { headerIssues, headerValueProblem } from './headers.js';
@@ -28,13 +29,13 @@ export interface ResponseEvent {
   readonly attempt: number;
 }
 
-/** The API key, or a function returning it (sync or async), called before every attempt so keys can rotate. */
+/** The API key, or a function returning it (sync or async), called before every attempt so keys can rotate. @group Configuration */
 export type ApiKeySource = string | (() => string | Promise<string>);
 
-/** A `fetch` implementation: the global one, undici's, or a test double. */
+/** A `fetch` implementation: the global one, undici's, or a test double. @group Configuration */
 export type FetchFunction = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
-/** Options shared by {@link TapClient} and {@link CollectionsClient}. All are optional where an environment supplies them. */
+/** Options shared by {@link TapClient} and {@link CollectionsClient}. All are optional where an environment supplies them. @group Configuration */
 export interface ClientOptions {
   /**
    * The API key, or a function returning it (sync or async), called before every attempt so keys can
@@ -67,9 +68,11 @@ export interface ClientOptions {
    */
   maxRetryAfterMs?: number;
   /**
-   * The most requests this client has in flight at once; further calls queue. Protects the service
-   * (and your rate limit) from a fleet of pollers.
-   * @defaultValue `Infinity` (no limit)
+   * The most requests this client has in flight at once; further requests queue (a queued request has
+   * not been sent; the caller's abort and a poll's `maxWaitMs` end its wait). Protects the service (and
+   * your rate limit) from a fleet of pollers, and bounds the sockets and memory of thousands of pending
+   * polls (see docs/reliability.md). `Infinity` removes the limit.
+   * @defaultValue 64
    */
   maxConcurrentRequests?: number;
   /**
@@ -112,15 +115,15 @@ export interface ClientOptions {
   onResponse?: (event: ResponseEvent) => void;
 }
 
-/** Options of one call; they override the client's for that call. */
+/** Options of one call; they override the client's for that call. @group Configuration */
 export interface RequestOptions {
-  /** Cancels the call: it rejects promptly with the signal's reason, also between retries. */
+  /** Cancels the call: it rejects promptly with the signal's reason, also between retries. @defaultValue none */
   signal?: AbortSignal;
   /** The limit for one attempt, in milliseconds. @defaultValue the client's `timeoutMs` */
   timeoutMs?: number;
   /** Retries after the first attempt. @defaultValue the client's `maxRetries` */
   maxRetries?: number;
-  /** Extra headers for this call, on top of the client's. */
+  /** Extra headers for this call, on top of the client's. @defaultValue none */
   headers?: Record<string, string>;
 }
 
@@ -152,7 +155,7 @@ export const DEFAULTS = {
   timeoutMs: 30_000,
   maxRetries: 2,
   maxRetryAfterMs: 60_000,
-  maxConcurrentRequests: Number.POSITIVE_INFINITY,
+  maxConcurrentRequests: 64,
   maxResponseBytes: 32 * 1024 * 1024,
   logLevel: 'warn',
 } as const;
@@ -179,6 +182,8 @@ export function normalizeBaseUrl(value: string): { url: string } | { problem: st
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     return { problem: 'must use https: (http: is allowed only for loopback hosts)' };
   }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (isBlockedPort(port)) return { problem: `uses port ${port}, which fetch refuses to connect to (Node.js, Deno and browsers block it)` };
   return { url: url.href.replace(/\/+$/, '') };
 }
 

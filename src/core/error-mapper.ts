@@ -48,7 +48,8 @@ export function mapErrorResponse(
   text: string,
   secrets?: SecretRedactor,
 ): ApiError {
-  const parsed = parseBodyText(secrets ? secrets.scrub(text) : text).body;
+  // The text may have been cut at the error-body limit in the middle of the key: scrubCut catches that.
+  const parsed = parseBodyText(secrets ? secrets.scrubCut(text) : text).body;
   const body = secrets ? secrets.scrubValue(parsed) : parsed;
   let envelope: ErrorEnvelope = {};
   try {

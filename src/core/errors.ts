@@ -8,10 +8,10 @@
  * @module
  */
 
-/** Which service answered: the Tap Resolution Partner API or the Collections Gateway API. */
+/** Which service answered: the Tap Resolution Partner API or the Collections Gateway API. @group Errors */
 export type ServiceName = 'tap' | 'collections';
 
-/** One reason a value was rejected: `path` names the field (dotted, e.g. `transaction.amount`). */
+/** One reason a value was rejected: `path` names the field (dotted, e.g. `transaction.amount`). @group Errors */
 export interface ValidationIssue {
   /** The field, dotted (e.g. `transaction.amount`); empty for the value as a whole. */
   readonly path: string;
@@ -19,7 +19,7 @@ export interface ValidationIssue {
   readonly message: string;
 }
 
-/** One item of the Collections API's 422 `errors[]`: which field failed which rule. */
+/** One item of the Collections API's 422 `errors[]`: which field failed which rule. @group Errors */
 export interface FieldError {
   /** The field, as the service names it, e.g. `params.referenceId`. */
   readonly field: string;
@@ -32,6 +32,8 @@ export interface FieldError {
 /**
  * The base of every error the SDK throws. Catch it to handle any SDK failure; check a subclass to
  * handle one kind.
+ *
+ * @group Errors
  */
 export class TapCollectionsError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -46,10 +48,10 @@ export class TapCollectionsError extends Error {
   }
 }
 
-/** Bad or missing constructor options, or an `apiKey` function that threw or returned nothing. */
+/** Bad or missing constructor options, or an `apiKey` function that threw or returned nothing. @group Errors */
 export class ConfigurationError extends TapCollectionsError {}
 
-/** Input rejected before anything was sent. `issues` names every bad field. */
+/** Input rejected before anything was sent. `issues` names every bad field. @group Errors */
 export class RequestValidationError extends TapCollectionsError {
   /** Every bad field, each with its path and what is wrong. */
   readonly issues: readonly ValidationIssue[];
@@ -60,7 +62,7 @@ export class RequestValidationError extends TapCollectionsError {
   }
 }
 
-/** A 2xx response whose body is not JSON or does not match the documented shape. */
+/** A 2xx response whose body is not JSON or does not match the documented shape. @group Errors */
 export class ResponseValidationError extends TapCollectionsError {
   /** Where the body departs from the documented shape. */
   readonly issues: readonly ValidationIssue[];
@@ -110,7 +112,7 @@ export interface ApiErrorInit {
   readonly retryAfterMs?: number | undefined;
 }
 
-/** An HTTP error status from either service. Subclasses narrow by status. */
+/** An HTTP error status from either service. Subclasses narrow by status. @group Errors */
 export class ApiError extends TapCollectionsError {
   /** The HTTP status. */
   readonly status: number;
@@ -136,18 +138,18 @@ export class ApiError extends TapCollectionsError {
   }
 }
 
-/** HTTP 400: the service rejected the request's parameters (Tap: also a missing or inactive tag). */
+/** HTTP 400: the service rejected the request's parameters (Tap: also a missing or inactive tag). @group Errors */
 export class BadRequestError extends ApiError {}
-/** HTTP 401: the API key is missing, invalid, revoked or expired. */
+/** HTTP 401: the API key is missing, invalid, revoked or expired. @group Errors */
 export class AuthenticationError extends ApiError {}
-/** HTTP 403: the key is valid but not allowed to do this. */
+/** HTTP 403: the key is valid but not allowed to do this. @group Errors */
 export class PermissionDeniedError extends ApiError {}
-/** HTTP 404: no such resource (Tap: missing/inactive tag, or no number for the provider; Collections: no such collection). */
+/** HTTP 404: no such resource (Tap: missing/inactive tag, or no number for the provider; Collections: no such collection). @group Errors */
 export class NotFoundError extends ApiError {}
-/** HTTP 409: a `referenceId`, `merchantId` or `terminalId` was used before. */
+/** HTTP 409: a `referenceId`, `merchantId` or `terminalId` was used before. @group Errors */
 export class ConflictError extends ApiError {}
 
-/** HTTP 422: the Collections API's validation problem; `errors` names each field and rule. */
+/** HTTP 422: the Collections API's validation problem; `errors` names each field and rule. @group Errors */
 export class UnprocessableEntityError extends ApiError {
   /** The problem body's `errors[]`: each field, the rule it broke, and why. */
   readonly errors: readonly FieldError[];
@@ -158,13 +160,13 @@ export class UnprocessableEntityError extends ApiError {
   }
 }
 
-/** HTTP 429: too many requests. `retryAfterMs` is the wait the service asked for, when it said. */
+/** HTTP 429: too many requests. `retryAfterMs` is the wait the service asked for, when it said. @group Errors */
 export class RateLimitError extends ApiError {}
 
-/** HTTP 5xx: the service failed. For a create, the SDK reconciles before giving up (see {@link UnknownOutcomeError}). */
+/** HTTP 5xx: the service failed. For a create, the SDK reconciles before giving up (see {@link UnknownOutcomeError}). @group Errors */
 export class InternalServerError extends ApiError {}
 
-/** No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error. */
+/** No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error. @group Errors */
 export class ConnectionError extends TapCollectionsError {
   /** False only when the request provably never left (connection refused, DNS failure). */
   readonly requestMayHaveBeenSent: boolean;
@@ -175,7 +177,7 @@ export class ConnectionError extends TapCollectionsError {
   }
 }
 
-/** An attempt ran past its `timeoutMs` (headers and body together). */
+/** An attempt ran past its `timeoutMs` (headers and body together). @group Errors */
 export class TimeoutError extends TapCollectionsError {
   /** The limit that was exceeded, in milliseconds. */
   readonly timeoutMs: number;
@@ -186,7 +188,7 @@ export class TimeoutError extends TapCollectionsError {
   }
 }
 
-/** The service answered with a redirect the SDK will not follow (another origin, or a method change). */
+/** The service answered with a redirect the SDK will not follow (another origin, or a method change). @group Errors */
 export class RedirectError extends TapCollectionsError {
   /** The redirect's HTTP status. */
   readonly status: number;
@@ -204,6 +206,8 @@ export class RedirectError extends TapCollectionsError {
  * A create (`submitCustomerQuery`, `initiate`) whose outcome the SDK could not establish, even by
  * reconciling with the service. The operation may or may not have happened. Do **not** resend with a
  * new reference: keep `referenceId` and reconcile later (`checkStatus`, `listCustomerQueries`).
+ *
+ * @group Errors
  */
 export class UnknownOutcomeError extends TapCollectionsError {
   /** The operation's reference: persist it, and reconcile by it. */
@@ -221,6 +225,8 @@ export class UnknownOutcomeError extends TapCollectionsError {
 /**
  * `pollUntilSettled` reached its `maxWaitMs` before the collection settled. The payment may still
  * settle: keep `referenceId` and check again later.
+ *
+ * @group Errors
  */
 export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
   /** The collection waited for: check it again later. */

@@ -86,7 +86,9 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
     let seen: LookupResult<Result>;
     try {
       seen = await create.lookup(lastAttempt + 1);
-    } catch {
+    } catch (lookupError) {
+      // An abort during the final lookup ends the call like any abort: with the signal's reason.
+      if (settings.signal?.aborted && lookupError === settings.signal.reason) throw lookupError;
       throw unknown(transport, create.referenceId, error);
     }
     if (seen.kind === 'found') return seen.result;

@@ -6,7 +6,7 @@
  */
 import { redactForLog, type SecretRedactor } from './redact.js';
 
-/** Where log lines go: `console` fits, as does pino, winston or any object with these four methods. */
+/** Where log lines go: `console` fits, as does pino, winston or any object with these four methods. @group Configuration */
 export interface Logger {
   /** Every request and response line (method, path, status, duration; bodies redacted). */
   debug(message: string, ...details: unknown[]): void;
@@ -18,7 +18,7 @@ export interface Logger {
   error(message: string, ...details: unknown[]): void;
 }
 
-/** How much to log: `'off'` nothing, `'error'` only failures, up to `'debug'` every attempt. */
+/** How much to log: `'off'` nothing, `'error'` only failures, up to `'debug'` every attempt. @group Configuration */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 
 /** The log levels, quietest first. */

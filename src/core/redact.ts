@@ -10,7 +10,7 @@ const DROPPED_FIELD = /^(firstName|lastName|merchantName|partnerName|name|apiKey
 // Nine or more digits in a row, optionally after a plus: any phone-shaped run inside free text.
 const DIGIT_RUN = /\+?\d[\d -]{7,}\d/g;
 
-/** Masks a phone number, keeping the first three and last two digits: `260977123456` → `260*******56`. */
+/** Masks a phone number, keeping the first three and last two digits: `260977123456` → `260*******56`. @group Utilities */
 export function maskPhoneNumber(value: string): string {
   const digits = value.replace(/\D/g, '');
   if (digits.length < 6) return '*'.repeat(digits.length);
@@ -69,10 +69,15 @@ export class SecretRedactor {
     this.#pattern = new RegExp(alternatives.join('|'), 'gi');
   }
 
-  /** `text` with every remembered key, and a key's beginning cut off at its end, replaced by `[redacted]`. */
+  /** `text` with every remembered key replaced by `[redacted]`. */
   scrub(text: string): string {
     if (this.#pattern === undefined || text === '') return text;
-    let scrubbed = text.replace(this.#pattern, REDACTED);
+    return text.replace(this.#pattern, REDACTED);
+  }
+
+  /** {@link scrub}, and a key's beginning left at the very end of `text` (a body cut at its size limit) replaced too. */
+  scrubCut(text: string): string {
+    let scrubbed = this.scrub(text);
     const lower = scrubbed.toLowerCase();
     for (const key of this.#keys) {
       const prefix = key.toLowerCase();

@@ -10,6 +10,7 @@ import { followingController } from './abort.js';
 import { BodyTooLargeError, parseBodyText, readBodyText } from './body.js';
 import { ConcurrencyLimit } from './concurrency.js';
 import { type FetchFunction, isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
+import { classifyConnectionFailure } from './connection-failure.js';
 import { isBrowserPage } from './env.js';
 import { type ErrorEnvelopeReader, mapErrorResponse } from './error-mapper.js';
 import {
@@ -87,8 +88,6 @@ export interface CallSettings {
 const MAX_REDIRECTS = 5;
 /** Error bodies are read only this far: enough for any envelope, never a whole proxy page. */
 const ERROR_BODY_LIMIT = 64 * 1024;
-/** Causes that prove the request never left this machine. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** Sends requests for one client. */
 export class Transport {
@@ -266,8 +265,10 @@ export class Transport {
     const withSignal: FetchFunction = (input, init) => this.#config.fetch(input, { ...init, signal });
     const started = Date.now();
     let url = `${this.#config.baseUrl}${spec.path}`;
+    // A raw request's query may carry personal data: log lines name the path only.
+    const logPath = spec.path.split('?')[0] ?? spec.path;
     if (this.logger.debugEnabled) {
-      this.logger.debug(`→ ${spec.method} ${spec.path}`, spec.body === undefined ? undefined : { body: spec.body });
+      this.logger.debug(`→ ${spec.method} ${logPath}`, spec.body === undefined ? undefined : { body: spec.body });
     }
     // Only the network steps (the fetch, the body reads) are classified by #networkFailure; each is awaited
     // in its own try, inline rather than through a wrapper, so an attempt in flight holds fewer frames.
@@ -299,7 +300,7 @@ export class Transport {
           throw this.#networkFailure(error, settings, signal);
         }
         if (this.logger.debugEnabled) {
-          this.logger.debug(`← ${response.status} ${spec.method} ${spec.path} in ${Date.now() - started} ms`);
+          this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
         }
         // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
         // it); an error that keeps the body scrubs it through `scrub`.
@@ -409,7 +410,11 @@ export class Transport {
     if (error instanceof TapCollectionsError) return error;
     // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
     const cause = error instanceof KyNetworkError ? error.cause : error;
-    const sent = !NOT_SENT_CODES.has(causeCode(cause) ?? '');
+    const failure = classifyConnectionFailure(cause);
+    if (failure === 'permission-denied') {
+      return new ConfigurationError('The runtime refused network access (Deno: run with --allow-net); nothing was sent', { cause });
+    }
+    const sent = failure === 'may-have-been-sent';
     return new ConnectionError(
       sent ? 'The connection failed; the request may have reached the service' : 'Could not connect; nothing was sent',
       {
@@ -418,15 +423,6 @@ export class Transport {
       },
     );
   }
-}
-
-function causeCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 /** `headers` without `name` in any letter case: the caller's headers never replace authentication. */

@@ -10,7 +10,7 @@ import { RequestValidationError, ResponseValidationError, type ServiceName, type
 import type { HttpResult } from './transport.js';
 import { UUID_PATTERN } from './uuid.js';
 
-/** A string enum that also accepts values the documents do not list yet: autocompletes the known ones. */
+/** A string enum that also accepts values the documents do not list yet: autocompletes the known ones. @group Utilities */
 export type OpenEnum<Known extends string> = Known | (string & {});
 
 /** A schema for an {@link OpenEnum}: any string passes; the type lists the known values first. */

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
-import { ConflictError } from '../core/errors.js';
+import { ApiError, ConfigurationError, ConflictError, ResponseValidationError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
 import { apiKeyHeaderAuth, type CallSettings, type HttpMethod, type HttpResult, Transport } from '../core/transport.js';
@@ -24,7 +24,7 @@ import {
 
 const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
 
-/** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. */
+/** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. @group Configuration */
 export type TapClientOptions = ClientOptions;
 
 /**
@@ -37,6 +37,8 @@ export type TapClientOptions = ClientOptions;
  * ```
  *
  * Sends `x-api-key` on every request. Errors are {@link TapCollectionsError}s: see the README's table.
+ *
+ * @group Clients
  */
 export class TapClient {
   readonly #transport: Transport;
@@ -59,7 +61,9 @@ export class TapClient {
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link ConflictError} when `merchantId`, `terminalId` or `referenceId` was used by an earlier query.
    * @throws {@link NotFoundError} / {@link BadRequestError} when the tag is missing or inactive, or has no number.
-   * @throws {@link UnknownOutcomeError} when the outcome could not be established: reconcile later by `referenceId`.
+   * @throws {@link UnknownOutcomeError} when the outcome could not be established (the list may lag behind the
+   * create): reconcile later by `referenceId`. Once an attempt's outcome was unknown, only another query
+   * holding this call's `referenceId`, `merchantId` or `terminalId` lets a definite error stand.
    */
   async submitCustomerQuery(input: CustomerQueryInput, options?: RequestOptions): Promise<CustomerQuery> {
     const parsed = parseInput(CustomerQueryInputSchema, input);
@@ -89,6 +93,35 @@ export class TapClient {
   async listCustomerQueries(options?: RequestOptions): Promise<CustomerQuery[]> {
     const settings = this.#transport.settingsFor(options);
     return this.#transport.withRetries(settings, (attemptNumber) => this.#list(settings, attemptNumber));
+  }
+
+  /**
+   * Checks the configuration before the first sale: one authenticated read of the query list
+   * (`GET /v1/tap/partners/customer-queries`; the Tap API has no health endpoint). Call it once at start-up,
+   * not per sale: its answer holds every query this partner has submitted.
+   *
+   * Resolves when the key is accepted and the answer has the Tap list's shape. A failure here is never
+   * about a customer's tag.
+   *
+   * @throws {@link ConfigurationError} when `baseUrl` does not serve the Tap API: the list answered 404 or
+   * 405 (the route does not exist there), or a 2xx that is not the Tap list. `cause` holds the original error.
+   * @throws {@link AuthenticationError} when the key is missing, invalid, revoked or expired (401).
+   * @throws {@link PermissionDeniedError} when the key may not read customer queries (403).
+   * @throws {@link ConnectionError} / {@link TimeoutError} when the service cannot be reached.
+   */
+  async verify(options?: RequestOptions): Promise<void> {
+    try {
+      await this.listCustomerQueries(options);
+    } catch (error) {
+      if ((error instanceof ApiError && (error.status === 404 || error.status === 405)) || error instanceof ResponseValidationError) {
+        const answer = error instanceof ApiError ? `HTTP ${error.status}` : 'a body that is not the Tap list';
+        throw new ConfigurationError(
+          `TapClient: the base URL does not serve the Tap API: GET ${CUSTOMER_QUERIES_PATH} answered ${answer}. Check baseUrl / TAP_BASE_URL.`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
   }
 
   async #list(settings: CallSettings, attemptNumber: number): Promise<CustomerQuery[]> {

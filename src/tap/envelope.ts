@@ -5,7 +5,7 @@
  */
 import { type ErrorEnvelope, stringField } from '../core/error-mapper.js';
 
-/** The `error` identifier the Tap API sends with 409. */
+/** The `error` identifier the Tap API sends with 409. @group Errors */
 export const TAP_ALREADY_EXISTS = 'resource/already-exists-error';
 
 /** Reads the Tap envelope; `code` is the envelope's `error` string (its numeric `code` repeats the status). */

@@ -8,7 +8,7 @@
 import * as z from 'zod/mini';
 import { type OpenEnum, openEnum, requiredText, uuidText } from '../core/validation.js';
 
-/** A mobile money number registered on a tag. Fields the document does not list are kept. */
+/** A mobile money number registered on a tag. Fields the document does not list are kept. @group Tap */
 export interface MobileNumber {
   /** The mobile money provider; `airtel_money` is the one the document names. */
   operator: OpenEnum<'airtel_money'>;
@@ -19,7 +19,7 @@ export interface MobileNumber {
   [field: string]: unknown;
 }
 
-/** A customer query: a tapped tag resolved into its holder and their mobile money numbers. Unlisted fields are kept. */
+/** A customer query: a tapped tag resolved into its holder and their mobile money numbers. Unlisted fields are kept. @group Tap */
 export interface CustomerQuery {
   /** The query's identifier (a UUID). */
   id: string;
@@ -78,14 +78,14 @@ export interface CustomerQuery {
   [field: string]: unknown;
 }
 
-/** Validates a {@link MobileNumber}; unlisted fields are kept, unknown operators and statuses accepted. */
+/** Validates a {@link MobileNumber}; unlisted fields are kept, unknown operators and statuses accepted. @group Schemas */
 export const MobileNumberSchema: z.ZodMiniType<MobileNumber> = z.looseObject({
   operator: openEnum(['airtel_money']),
   mobileNumber: z.string(),
   status: openEnum(['active']),
 });
 
-/** Validates a {@link CustomerQuery} (e.g. one you stored); unlisted fields are kept. */
+/** Validates a {@link CustomerQuery} (e.g. one you stored); unlisted fields are kept. @group Schemas */
 export const CustomerQuerySchema: z.ZodMiniType<CustomerQuery> = z.looseObject({
   id: z.string(),
   partner: z.looseObject({ partnerId: z.string(), partnerName: z.string() }),
@@ -116,7 +116,7 @@ export const SubmitCustomerQueryResponseSchema = z.looseObject({ data: CustomerQ
 /** @internal The body of the list endpoint (shape not documented; see docs/assumptions.md): `{ data: [...] }`. */
 export const ListCustomerQueriesResponseSchema = z.looseObject({ data: z.array(CustomerQuerySchema) });
 
-/** Validates a {@link CustomerQueryInput} by the SDK's input rules; unknown fields are dropped. */
+/** Validates a {@link CustomerQueryInput} by the SDK's input rules; unknown fields are dropped. @group Schemas */
 export const CustomerQueryInputSchema: z.ZodMiniType<CustomerQueryInput> = z.object({
   merchantId: requiredText(),
   merchantName: requiredText(),
@@ -126,7 +126,7 @@ export const CustomerQueryInputSchema: z.ZodMiniType<CustomerQueryInput> = z.obj
   referenceId: z.optional(uuidText()),
 });
 
-/** What {@link TapClient.submitCustomerQuery} takes. `referenceId` is generated when absent. */
+/** What {@link TapClient.submitCustomerQuery} takes. `referenceId` is generated when absent. @group Tap */
 export interface CustomerQueryInput {
   /** Unique across all the partner's queries. */
   merchantId: string;
@@ -138,6 +138,6 @@ export interface CustomerQueryInput {
   amount: number;
   /** The tapped tag's identifier. */
   tagId: string;
-  /** The query's idempotency key (UUID-shaped). A UUID v4 is generated when absent and kept for every attempt. */
+  /** The query's idempotency key (UUID-shaped), kept for every attempt. @defaultValue a new UUID v4 */
   referenceId?: string;
 }

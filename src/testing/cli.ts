@@ -3,7 +3,7 @@
  * The `tap-collections-sdk` command (built to `dist/testing/cli.js`):
  *
  * ```
- * tap-collections-sdk simulate [--port 4010] [--host 127.0.0.1] [--pending-polls 1] [--pending-ms 3000] [--quiet]
+ * tap-collections-sdk simulate [--port 4010] [--host 127.0.0.1] [--pending-polls 1] [--pending-ms 3000] [--cors] [--quiet]
  * ```
  *
  * Starts the loopback simulator, prints the two base URLs and the fixture keys, logs each request (unless `--quiet`),
@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { isBlockedPort } from '../core/connection-failure.js';
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS, TAGS, TAP_API_KEYS } from './fixtures.js';
 import { type RunningSimulator, startSimulator } from './server.js';
 import { createSimulator, type ReceivedRequest } from './simulator.js';
@@ -24,6 +25,7 @@ Options:
   --host <host>         interface to listen on (default 127.0.0.1)
   --pending-polls <n>   status checks answered 'pending' before a collection settles (default 1; Infinity: never)
   --pending-ms <ms>     milliseconds after which a collection settles anyway (default 3000; Infinity: never)
+  --cors                answer cross-origin requests (for a browser page on another origin; default off)
   --quiet               do not log requests
   -h, --help            show this help
 `;
@@ -34,18 +36,19 @@ interface Arguments {
   pendingPolls: number;
   pendingMs: number;
   quiet: boolean;
+  cors: boolean;
 }
 
 function parseArguments(argv: readonly string[]): Arguments | 'help' | string {
   const [command, ...rest] = argv;
   if (command === '-h' || command === '--help' || command === 'help') return 'help';
   if (command !== 'simulate') return command === undefined ? 'a command is required' : `unknown command '${command}'`;
-  const parsed: Arguments = { port: 4010, host: '127.0.0.1', pendingPolls: 1, pendingMs: 3000, quiet: false };
+  const parsed: Arguments = { port: 4010, host: '127.0.0.1', pendingPolls: 1, pendingMs: 3000, quiet: false, cors: false };
   for (let index = 0; index < rest.length; index++) {
     const argument = rest[index] as string;
     if (argument === '-h' || argument === '--help') return 'help';
-    if (argument === '--quiet') {
-      parsed.quiet = true;
+    if (argument === '--quiet' || argument === '--cors') {
+      parsed[argument === '--quiet' ? 'quiet' : 'cors'] = true;
       continue;
     }
     const [name, inline] = argument.split('=', 2) as [string, string | undefined];
@@ -55,6 +58,8 @@ function parseArguments(argv: readonly string[]): Arguments | 'help' | string {
     switch (name) {
       case '--port':
         if (!Number.isInteger(count) || count < 0 || count > 65_535) return `--port must be a port number, got '${value}'`;
+        // A client could never reach it: fetch refuses these ports before connecting.
+        if (isBlockedPort(count)) return `--port ${value} is on fetch's blocked-port list (clients cannot connect to it); choose another`;
         parsed.port = count;
         break;
       case '--host':
@@ -119,7 +124,7 @@ async function main(argv: readonly string[]): Promise<void> {
   });
   let running: RunningSimulator;
   try {
-    running = await startSimulator({ port: args.port, host: args.host, simulator });
+    running = await startSimulator({ port: args.port, host: args.host, simulator, cors: args.cors });
   } catch (error) {
     process.stderr.write(`tap-collections-sdk: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;

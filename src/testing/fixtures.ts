@@ -37,13 +37,13 @@
  * @module
  */
 
-/** A permission an API key can carry. `customer-queries` is the Tap one, `collections` the Collections one. */
+/** A permission an API key can carry. `customer-queries` is the Tap one, `collections` the Collections one. @group Fixtures */
 export type Permission = 'customer-queries' | 'collections';
 
-/** The service an API key belongs to; a key works only on its own service (another service answers 401). */
+/** The service an API key belongs to; a key works only on its own service (another service answers 401). @group Fixtures */
 export type SimulatedService = 'tap' | 'collections';
 
-/** A partner organization. */
+/** A partner organization. @group Fixtures */
 export interface PartnerFixture {
   /** UUID, returned as `partner.partnerId` of each customer query. */
   readonly partnerId: string;
@@ -51,7 +51,7 @@ export interface PartnerFixture {
   readonly partnerName: string;
 }
 
-/** An API key issued to a partner. */
+/** An API key issued to a partner. @group Fixtures */
 export interface ApiKeyFixture {
   /** The secret sent as `x-api-key` (Tap) or `Authorization: Bearer` (Collections). */
   readonly key: string;
@@ -65,7 +65,7 @@ export interface ApiKeyFixture {
   readonly permissions: readonly Permission[];
 }
 
-/** A mobile money number registered on a tag, exactly as a customer query returns it. */
+/** A mobile money number registered on a tag, exactly as a customer query returns it. @group Fixtures */
 export interface MobileNumberFixture {
   /** The provider, e.g. `airtel_money`. */
   readonly operator: string;
@@ -75,7 +75,7 @@ export interface MobileNumberFixture {
   readonly status: string;
 }
 
-/** A tag (card or wristband) and its holder. Tags are shared by all partners: any partner may resolve any tag. */
+/** A tag (card or wristband) and its holder. Tags are shared by all partners: any partner may resolve any tag. @group Fixtures */
 export interface TagFixture {
   /** The identifier a partner sends as `tagId`. */
   readonly tagId: string;
@@ -94,7 +94,7 @@ export interface TagFixture {
   readonly mobileNumbers: readonly MobileNumberFixture[];
 }
 
-/** A product that receives collected funds. A product is usable only by the partner that owns it. */
+/** A product that receives collected funds. A product is usable only by the partner that owns it. @group Fixtures */
 export interface ProductFixture {
   /** UUID sent as `productId`. */
   readonly productId: string;
@@ -104,7 +104,7 @@ export interface ProductFixture {
   readonly name: string;
 }
 
-/** How a collection ends: its final `statusText`, `transactionCode` and `reason`. */
+/** How a collection ends: its final `statusText`, `transactionCode` and `reason`. @group Fixtures */
 export interface SettlementOutcome {
   /** `successful` or `failed`. */
   readonly status: 'successful' | 'failed';
@@ -114,10 +114,10 @@ export interface SettlementOutcome {
   readonly reason: string;
 }
 
-/** A phone number's planned ending: an outcome, or `'never'` to stay `pending` until settled by hand. */
+/** A phone number's planned ending: an outcome, or `'never'` to stay `pending` until settled by hand. @group Fixtures */
 export type PlannedOutcome = SettlementOutcome | 'never';
 
-/** Everything the simulator is seeded with. */
+/** Everything the simulator is seeded with. @group Fixtures */
 export interface SimulatorFixtures {
   /** Partner organizations. */
   readonly partners: readonly PartnerFixture[];
@@ -131,7 +131,7 @@ export interface SimulatorFixtures {
   readonly phoneOutcomes: Readonly<Record<string, PlannedOutcome>>;
 }
 
-/** The seeded partners. */
+/** The seeded partners. @group Fixtures */
 export const PARTNERS: {
   /** `Kabwe Retail Ltd`: owns the `primary` keys and `PRODUCTS.primary`. */
   readonly primary: PartnerFixture;
@@ -142,7 +142,7 @@ export const PARTNERS: {
   second: { partnerId: 'b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e', partnerName: 'Ndola Fuel Stations Ltd' },
 };
 
-/** The seeded Tap keys (header `x-api-key`); see the table at the top of this module. */
+/** The seeded Tap keys (header `x-api-key`); see the table at the top of this module. @group Fixtures */
 export const TAP_API_KEYS = {
   /** Valid, of `PARTNERS.primary`. */
   primary: 'tap_sim_primary_9c1f4b7e2a',
@@ -156,7 +156,7 @@ export const TAP_API_KEYS = {
   noQueryPermission: 'tap_sim_noperm_2f6a9d4c8b',
 } as const;
 
-/** The seeded Collections keys (header `Authorization: Bearer`); see the table at the top of this module. */
+/** The seeded Collections keys (header `Authorization: Bearer`); see the table at the top of this module. @group Fixtures */
 export const COLLECTIONS_API_KEYS = {
   /** Valid, of `PARTNERS.primary`. */
   primary: 'col_sim_primary_8e4b1f7c3a',
@@ -168,7 +168,7 @@ export const COLLECTIONS_API_KEYS = {
   noPermission: 'col_sim_noperm_9b5f3e1a7c',
 } as const;
 
-/** The seeded tag identifiers, by the case each exercises. `unknown` is deliberately not seeded. */
+/** The seeded tag identifiers, by the case each exercises. `unknown` is deliberately not seeded. @group Fixtures */
 export const TAGS = {
   /** Active, one active `airtel_money` number → 201. */
   active: 'TAG-0001',
@@ -186,7 +186,7 @@ export const TAGS = {
   unknown: 'TAG-9999',
 } as const;
 
-/** The seeded product ids. `unknown` is a UUID no partner owns. */
+/** The seeded product ids. `unknown` is a UUID no partner owns. @group Fixtures */
 export const PRODUCTS = {
   /** Product of `PARTNERS.primary`. */
   primary: '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b',
@@ -196,7 +196,7 @@ export const PRODUCTS = {
   unknown: '0e0e0e0e-0e0e-4e0e-8e0e-0e0e0e0e0e0e',
 } as const;
 
-/** Phone numbers with a known ending (international form; `0…` and `+260…` forms match too). */
+/** Phone numbers with a known ending (international form; `0…` and `+260…` forms match too). @group Fixtures */
 export const PHONES = {
   /** Settles `successful` / `SUCCESS`; also the `airtel_money` number of `TAGS.active`. */
   succeeds: '260977123456',
@@ -210,7 +210,7 @@ export const PHONES = {
   neverSettles: '260977000009',
 } as const;
 
-/** The outcomes the simulator uses. `successful` is the default for numbers without a planned outcome. */
+/** The outcomes the simulator uses. `successful` is the default for numbers without a planned outcome. @group Fixtures */
 export const OUTCOMES: {
   /** `successful` / `SUCCESS`. */
   readonly successful: SettlementOutcome;
@@ -279,6 +279,8 @@ const TAG_FIXTURES: readonly TagFixture[] = [
 /**
  * A fresh copy of the default fixtures (the table at the top of this module). Pass a modified copy as
  * `createSimulator({ fixtures })` to add tags, keys or products of your own.
+ *
+ * @group Fixtures
  */
 export function defaultFixtures(): SimulatorFixtures {
   const { primary, second } = PARTNERS;

@@ -19,6 +19,7 @@
  * ({@link defaultFixtures}).
  *
  * @packageDocumentation
+ * @module tap-collections-sdk/testing
  */
 export {
   type ApiKeyFixture,

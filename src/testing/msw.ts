@@ -11,7 +11,7 @@ import type { HttpHandler } from 'msw';
 import type { SimulatedService } from './fixtures.js';
 import { MAX_REQUEST_BODY_BYTES, type Simulator } from './simulator.js';
 
-/** Where the two services are mocked. */
+/** Where the two services are mocked. @group msw handlers */
 export interface SimulatorHandlerOptions {
   /** The Tap client's `baseUrl`, e.g. `https://tap.test` (a path prefix is allowed; a trailing `/` is ignored). */
   tapBaseUrl: string;
@@ -27,6 +27,8 @@ export interface SimulatorHandlerOptions {
  * Asynchronous because it loads msw on demand: `setupServer(...(await createSimulatorHandlers(simulator, urls)))`.
  * @throws Error (rejects) when msw (v3 or later) is not installed; TypeError when a base URL is not absolute, has a query,
  *   or both base URLs are the same.
+ *
+ * @group msw handlers
  */
 export async function createSimulatorHandlers(simulator: Simulator, options: SimulatorHandlerOptions): Promise<HttpHandler[]> {
   let msw: typeof import('msw');

@@ -15,25 +15,31 @@ import type { AddressInfo } from 'node:net';
 import type { SimulatedService } from './fixtures.js';
 import { createSimulator, MAX_REQUEST_BODY_BYTES, type Simulator } from './simulator.js';
 
-/** The base path of the Tap service on the loopback server. */
+/** The base path of the Tap service on the loopback server. @group Loopback server */
 export const TAP_BASE_PATH = '/tap';
-/** The base path of the Collections service on the loopback server. */
+/** The base path of the Collections service on the loopback server. @group Loopback server */
 export const COLLECTIONS_BASE_PATH = '/collections';
 
 /** Past this many bytes an upload is not even drained: the connection is cut. */
 const HARD_BODY_LIMIT = 16 * MAX_REQUEST_BODY_BYTES;
 
-/** Options of {@link startSimulator}; every one optional. */
+/** Options of {@link startSimulator}; every one optional. @group Loopback server */
 export interface StartSimulatorOptions {
-  /** TCP port. Default 0: a free port chosen by the system (read it from the result). */
+  /** TCP port; 0 lets the system choose a free one (read it from the result). @defaultValue 0 */
   port?: number;
-  /** Interface to listen on. Default `'127.0.0.1'` (loopback only). */
+  /** Interface to listen on. @defaultValue `'127.0.0.1'` (loopback only) */
   host?: string;
-  /** The simulator to serve, e.g. one also exposed through msw handlers. Default: a new {@link createSimulator}(). */
+  /** The simulator to serve, e.g. one also exposed through msw handlers. @defaultValue a new {@link createSimulator}() */
   simulator?: Simulator;
+  /**
+   * Answer cross-origin requests (CORS), for a browser page on another origin talking to the simulator: preflights
+   * get `204`, every answer allows the requesting origin, the requested headers (`authorization`, `x-api-key`, …)
+   * and exposes `x-request-id` and `retry-after`. Default `false`: no CORS headers, as the real services send none.
+   */
+  cors?: boolean;
 }
 
-/** A running loopback simulator. */
+/** A running loopback simulator. @group Loopback server */
 export interface RunningSimulator {
   /** The server's root, e.g. `http://127.0.0.1:4010`. */
   readonly url: string;
@@ -52,6 +58,8 @@ export interface RunningSimulator {
 /**
  * Starts the simulator on a loopback HTTP server. Request bodies above 1 MiB are answered 413.
  * @param options `port` (default 0: any free port), `host` (default `'127.0.0.1'`), `simulator` (default: a new one).
+ *
+ * @group Loopback server
  */
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
   const simulator = options.simulator ?? createSimulator();
@@ -59,6 +67,8 @@ export async function startSimulator(options: StartSimulatorOptions = {}): Promi
   const inFlight = new Set<AbortController>();
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => {
+    if (options.cors === true && answerPreflight(request, response)) return;
+    if (options.cors === true) allowOrigin(request, response);
     void serve(simulator, request, response, inFlight);
   });
 
@@ -145,6 +155,30 @@ async function serve(
       body: `Simulator error: ${error instanceof Error ? error.message : String(error)}`,
     });
   }
+}
+
+/** Answers a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`); false for any other request. */
+function answerPreflight(request: IncomingMessage, response: ServerResponse): boolean {
+  if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return false;
+  request.resume();
+  allowOrigin(request, response);
+  response.writeHead(204, {
+    'access-control-allow-methods': 'GET, POST',
+    'access-control-allow-headers': request.headers['access-control-request-headers'] ?? '',
+    'access-control-max-age': '600',
+    'content-length': '0',
+  });
+  response.end();
+  return true;
+}
+
+/** Lets the requesting origin read the answer, and its request id and rate-limit headers. */
+function allowOrigin(request: IncomingMessage, response: ServerResponse): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  response.setHeader('access-control-allow-origin', origin);
+  response.setHeader('access-control-expose-headers', 'x-request-id, retry-after');
+  response.setHeader('vary', 'origin');
 }
 
 function send(response: ServerResponse, answer: { status: number; headers: Readonly<Record<string, string>>; body: string }): void {

@@ -44,25 +44,27 @@ export type { SimulatedCollection, SimulatedCustomerQuery, StoredCollection, Sto
 export { createManualClock, type ManualClock, type SettlementOptions } from './simulator/settlement.js';
 export { REQUESTED_PROVIDER } from './simulator/tap.js';
 
-/** Options of {@link createSimulator}; every one optional. */
+/** Options of {@link createSimulator}; every one optional. @group Simulator */
 export interface SimulatorOptions {
-  /** Seed data. Default {@link defaultFixtures}(). */
+  /** Seed data. @defaultValue {@link defaultFixtures}() */
   fixtures?: SimulatorFixtures;
-  /** Settlement rules. Defaults: see {@link SettlementOptions}. */
+  /** Settlement rules. @defaultValue each of {@link SettlementOptions}' defaults */
   settlement?: SettlementOptions;
-  /** The clock, in epoch milliseconds; inject one (e.g. {@link createManualClock}) to control time. Default `Date.now`. */
+  /** The clock, in epoch milliseconds; inject one (e.g. {@link createManualClock}) to control time. @defaultValue `Date.now` */
   now?: () => number;
-  /** Generates ids of queries, collections and requests. Default `crypto.randomUUID`. */
+  /** Generates ids of queries, collections and requests. @defaultValue `crypto.randomUUID` */
   generateId?: () => string;
-  /** `transaction.serviceCharge` of a customer query, from its amount. Default 1 % rounded to the ngwee. */
+  /** `transaction.serviceCharge` of a customer query, from its amount. @defaultValue 1 % rounded to the ngwee */
   serviceCharge?: (amount: number) => number;
-  /** Called once per request when its outcome is known (with the same redacted entry {@link Simulator.requests} lists). Default: none. */
+  /** Called once per request when its outcome is known (with the same redacted entry {@link Simulator.requests} lists). @defaultValue none */
   onRequest?: (request: ReceivedRequest) => void;
 }
 
 /**
  * The in-memory state of both services and their logic. Create one with {@link createSimulator}, then expose it
  * through `createSimulatorHandlers` (msw) or `startSimulator` (loopback HTTP server); several faces may share one.
+ *
+ * @group Simulator
  */
 export class Simulator {
   readonly #fixtures: SimulatorFixtures;
@@ -228,6 +230,8 @@ export class Simulator {
  * @param options all optional: `fixtures` (default {@link defaultFixtures}()), `settlement` (default: the second status
  *   check, or 3000 ms after creation, sees `successful`), `now` (default `Date.now`), `generateId` (default
  *   `crypto.randomUUID`), `serviceCharge` (default 1 % of the amount, rounded to the ngwee).
+ *
+ * @group Simulator
  */
 export function createSimulator(options: SimulatorOptions = {}): Simulator {
   return new Simulator(options);

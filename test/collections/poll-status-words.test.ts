@@ -17,14 +17,20 @@ const warnLines = (logger: ReturnType<typeof fakeLogger>) => logger.warn.mock.ca
 describe('settledStatuses', () => {
   it('ends the wait on a word the caller names (completed)', async () => {
     server.use(http.get(CHECK_URL, inOrder(status('pending'), status('completed'))));
-    const settled = await collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, settledStatuses: ['successful', 'failed', 'completed'] });
+    const settled = await collectionsClient().pollUntilSettled(REFERENCE_ID, {
+      ...FAST,
+      settledStatuses: ['successful', 'failed', 'completed'],
+    });
     expect(settled.statusText).toBe('completed');
   });
 
   it('keeps waiting on a default settled word the caller left out', async () => {
     server.use(http.get(CHECK_URL, inOrder(status('failed'), status('failed'), status('successful'))));
     const logger = fakeLogger();
-    const settled = await collectionsClient({ logger, logLevel: 'warn' }).pollUntilSettled(REFERENCE_ID, { ...FAST, settledStatuses: ['successful'] });
+    const settled = await collectionsClient({ logger, logLevel: 'warn' }).pollUntilSettled(REFERENCE_ID, {
+      ...FAST,
+      settledStatuses: ['successful'],
+    });
     expect(settled.statusText).toBe('successful');
     expect(warnLines(logger)).toEqual([expect.stringContaining('"failed"')]);
   });
@@ -38,7 +44,17 @@ describe('settledStatuses', () => {
 describe('a status that is neither pending nor settled', () => {
   it('is logged at warn once per poll and value, and keeps the poll waiting', async () => {
     server.use(
-      http.get(CHECK_URL, inOrder(status('processing'), status('processing'), status('cancelled'), status('processing'), status('cancelled'), status('successful'))),
+      http.get(
+        CHECK_URL,
+        inOrder(
+          status('processing'),
+          status('processing'),
+          status('cancelled'),
+          status('processing'),
+          status('cancelled'),
+          status('successful'),
+        ),
+      ),
     );
     const logger = fakeLogger();
     const settled = await collectionsClient({ logger, logLevel: 'warn' }).pollUntilSettled(REFERENCE_ID, FAST);
@@ -70,7 +86,9 @@ describe('a status that is neither pending nor settled', () => {
 describe('PollTimeoutError when nothing was ever seen', () => {
   it('says no collection with this referenceId was seen, lastStatus undefined (maxWaitMs below notFoundGraceMs)', async () => {
     server.use(http.get(CHECK_URL, () => json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' })));
-    const error = await rejectionOf(collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, maxWaitMs: 60, notFoundGraceMs: 10_000 }));
+    const error = await rejectionOf(
+      collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, maxWaitMs: 60, notFoundGraceMs: 10_000 }),
+    );
     expect(error).toBeInstanceOf(PollTimeoutError);
     expect((error as PollTimeoutError).lastStatus).toBeUndefined();
     expect((error as Error).message).toContain('no collection with this referenceId was seen');
@@ -78,7 +96,12 @@ describe('PollTimeoutError when nothing was ever seen', () => {
   });
 
   it('says it may still settle once a status was seen', async () => {
-    server.use(http.get(CHECK_URL, inOrder(() => json(404, { success: false }), status('pending'))));
+    server.use(
+      http.get(
+        CHECK_URL,
+        inOrder(() => json(404, { success: false }), status('pending')),
+      ),
+    );
     const error = await rejectionOf(collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, maxWaitMs: 60 }));
     expect((error as PollTimeoutError).lastStatus).toMatchObject({ statusText: 'pending' });
     expect((error as Error).message).toContain('it may still settle');

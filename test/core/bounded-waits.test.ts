@@ -87,3 +87,25 @@ describe('timeoutMs bounds the key function', () => {
     await advanceTime(3_000, 100);
   });
 });
+
+describe('an abort during a create’s final lookup', () => {
+  it('ends the call with the signal’s reason, like any abort', async () => {
+    useFakeClock();
+    const { fetch, urls } = scriptedFetch(
+      () => new Response('', { status: 503 }),
+      () => 'hang',
+    );
+    const controller = new AbortController();
+    const call = track(
+      collectionsClient({ fetch }).initiate(
+        { productId: '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b', phoneNumber: '0977123456', amount: 5, referenceId: REFERENCE_ID },
+        { maxRetries: 0, signal: controller.signal },
+      ),
+    );
+    await flushUntil(() => urls.length === 2);
+    const reason = abortError();
+    controller.abort(reason);
+    await advanceTime(10, 10);
+    expect(call.error).toBe(reason);
+  });
+});

@@ -71,13 +71,25 @@ describe('maxConcurrentRequests', () => {
     expect(state.started).toEqual([REFERENCES[0], REFERENCES[2]]);
   });
 
-  it('is unlimited by default', async () => {
-    const { fetch, state } = heldFetch();
-    const client = new CollectionsClient({ apiKey: 'test-key-0001', baseUrl: COLLECTIONS_BASE_URL, fetch, logLevel: 'off' });
-    const calls = REFERENCES.map((referenceId) => client.checkStatus(referenceId));
-    await flush();
-    expect(state.inFlight).toBe(REFERENCES.length);
-    for (const release of state.release.splice(0)) release();
-    await Promise.all(calls);
+  it('allows 64 requests in flight by default; Infinity removes the limit', async () => {
+    const references = Array.from({ length: 70 }, (_, index) => `3f1c1d7e-8a2b-4c3d-9e4f-${String(index).padStart(12, '0')}`);
+    for (const maxConcurrentRequests of [undefined, Number.POSITIVE_INFINITY]) {
+      const { fetch, state } = heldFetch();
+      const client = new CollectionsClient({
+        apiKey: 'test-key-0001',
+        baseUrl: COLLECTIONS_BASE_URL,
+        fetch,
+        logLevel: 'off',
+        maxConcurrentRequests,
+      });
+      const calls = references.map((referenceId) => client.checkStatus(referenceId));
+      await flush();
+      expect(state.inFlight).toBe(maxConcurrentRequests === undefined ? 64 : 70);
+      while (state.release.length > 0) {
+        for (const release of state.release.splice(0)) release();
+        await flush();
+      }
+      await Promise.all(calls);
+    }
   });
 });

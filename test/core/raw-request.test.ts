@@ -27,7 +27,9 @@ const tap = () => new TapClient({ apiKey: KEY, baseUrl: TAP_BASE_URL, logLevel: 
 describe('request(): raw access', () => {
   it('sends through the pipeline (auth, query encoded) and resolves with status, headers, parsed body, requestId', async () => {
     server.use(http.get(UNLISTED, () => HttpResponse.json({ total: 3 }, { headers: { 'x-request-id': 'req-raw-1', 'x-page': '1' } })));
-    const response = await collections().request('GET', '/v1/collections/summary', { query: { from: '2026-11-01', all: true, page: 2, q: 'a b&c' } });
+    const response = await collections().request('GET', '/v1/collections/summary', {
+      query: { from: '2026-11-01', all: true, page: 2, q: 'a b&c' },
+    });
     expect(response).toMatchObject({ status: 200, body: { total: 3 }, requestId: 'req-raw-1' });
     expect(response.headers['x-page']).toBe('1');
     expect(requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -37,7 +39,11 @@ describe('request(): raw access', () => {
   });
 
   it('sends a body as JSON on the Tap client too, with its own authentication', async () => {
-    server.use(http.put(`${TAP_BASE_URL}/v1/tap/partners/settings`, async ({ request }) => HttpResponse.text(`got ${JSON.stringify(await request.json())}`)));
+    server.use(
+      http.put(`${TAP_BASE_URL}/v1/tap/partners/settings`, async ({ request }) =>
+        HttpResponse.text(`got ${JSON.stringify(await request.json())}`),
+      ),
+    );
     const response = await tap().request('PUT', '/v1/tap/partners/settings', { body: { notify: true } });
     expect(response.body).toBe('got {"notify":true}');
     expect(requests[0]?.headers['x-api-key']).toBe(KEY);
@@ -75,6 +81,15 @@ describe('request(): raw access', () => {
     expect(requests).toHaveLength(0);
   });
 
+  it('logs the path without its query (a query may carry personal data)', async () => {
+    server.use(http.get(UNLISTED, () => HttpResponse.json({})));
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    await collections({ logger, logLevel: 'debug' }).request('GET', '/v1/collections/summary', { query: { phone: '260977123456' } });
+    const logged = JSON.stringify(logger.debug.mock.calls);
+    expect(logged).toContain('GET /v1/collections/summary');
+    expect(logged).not.toContain('260977123456');
+  });
+
   it('maps a non-2xx answer to its typed error, the key scrubbed from it', async () => {
     server.use(http.get(UNLISTED, () => HttpResponse.json({ code: 'E_NOT_FOUND', message: `no route for ${KEY}` }, { status: 404 })));
     const error = await rejectionOf(collections().request('GET', '/v1/collections/summary'));
@@ -84,7 +99,11 @@ describe('request(): raw access', () => {
 
   it('retries a GET like every read', async () => {
     let calls = 0;
-    server.use(http.get(UNLISTED, () => (++calls === 1 ? new HttpResponse(null, { status: 503, headers: { 'retry-after': '0' } }) : HttpResponse.json({}))));
+    server.use(
+      http.get(UNLISTED, () =>
+        ++calls === 1 ? new HttpResponse(null, { status: 503, headers: { 'retry-after': '0' } }) : HttpResponse.json({}),
+      ),
+    );
     expect((await collections().request('GET', '/v1/collections/summary')).status).toBe(200);
     expect(calls).toBe(2);
   });
@@ -121,7 +140,11 @@ describe('request(): raw access', () => {
 
   it('resends a POST answered 429 (it was not processed)', async () => {
     let calls = 0;
-    server.use(http.post(UNLISTED, () => (++calls === 1 ? HttpResponse.json({}, { status: 429, headers: { 'retry-after': '0' } }) : HttpResponse.json({ ok: 1 }))));
+    server.use(
+      http.post(UNLISTED, () =>
+        ++calls === 1 ? HttpResponse.json({}, { status: 429, headers: { 'retry-after': '0' } }) : HttpResponse.json({ ok: 1 }),
+      ),
+    );
     expect((await collections().request('POST', '/v1/collections/summary', { body: {} })).body).toEqual({ ok: 1 });
     expect(calls).toBe(2);
   });
@@ -134,7 +157,9 @@ describe('request(): raw access', () => {
         return HttpResponse.json({}, { status: 429, headers: { 'retry-after': '0' } });
       }),
     );
-    expect(await rejectionOf(collections({ maxRetries: 1 }).request('POST', '/v1/collections/summary', { body: {} }))).toBeInstanceOf(RateLimitError);
+    expect(await rejectionOf(collections({ maxRetries: 1 }).request('POST', '/v1/collections/summary', { body: {} }))).toBeInstanceOf(
+      RateLimitError,
+    );
     expect(calls).toBe(2);
   });
 });
@@ -161,7 +186,10 @@ describe('onResponse', () => {
 
   it('counts the attempts of a create, its lookups included', async () => {
     server.use(
-      http.post(`${COLLECTIONS_BASE_URL}/v1/collections/mobile-money`, () => new HttpResponse(null, { status: 503, headers: { 'retry-after': '0' } })),
+      http.post(
+        `${COLLECTIONS_BASE_URL}/v1/collections/mobile-money`,
+        () => new HttpResponse(null, { status: 503, headers: { 'retry-after': '0' } }),
+      ),
       http.get(`${COLLECTIONS_BASE_URL}/v1/collections/check/:ref`, ({ params }) =>
         HttpResponse.json({ success: true, data: { referenceId: params.ref, statusText: 'pending' } }),
       ),
@@ -181,9 +209,21 @@ describe('onResponse', () => {
   it('an exception it throws (or a rejection it returns) is logged and ignored', async () => {
     server.use(http.get(UNLISTED, () => HttpResponse.json({})));
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    const client = collections({ logger, logLevel: 'warn', onResponse: () => { throw new Error('metrics down'); } });
+    const client = collections({
+      logger,
+      logLevel: 'warn',
+      onResponse: () => {
+        throw new Error('metrics down');
+      },
+    });
     expect((await client.request('GET', '/v1/collections/summary')).status).toBe(200);
-    const asyncClient = collections({ logger, logLevel: 'warn', onResponse: (async () => { throw new Error('async metrics down'); }) as never });
+    const asyncClient = collections({
+      logger,
+      logLevel: 'warn',
+      onResponse: (async () => {
+        throw new Error('async metrics down');
+      }) as never,
+    });
     expect((await asyncClient.request('GET', '/v1/collections/summary')).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(logger.warn.mock.calls.map((call) => String(call[0]))).toEqual([

@@ -7,7 +7,7 @@ import { expect, test } from 'vitest';
 import { chaosTable, runChaos } from './chaos.js';
 
 test('chaos soak: 0 double records, 0 resolved without a record, 0 definite errors with a record stored', { timeout: 60_000 }, async () => {
-  const options = { seed: 20_261_123, creates: 300, concurrency: 32 };
+  const options = { seed: 20_261_123, creates: 300, concurrency: 16 };
   const report = await runChaos(options);
   const table = chaosTable(report, options);
   expect(report.creates, table).toBe(300);

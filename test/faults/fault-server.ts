@@ -136,6 +136,8 @@ export interface FaultServer {
   readonly stores: Map<string, number>;
   /** Creates still to be processed by a `slow-commit` fault. */
   pendingCommits(): number;
+  /** Connections open right now. */
+  openConnections(): number;
   /** Adds a raw row to a partner's Tap list, as the service might return one it cannot describe well. */
   seedRawTapRow(row: unknown, apiKey?: string): void;
   /** Applies `fault` to the next `times` requests of `route` (`Infinity`: every one). Faults queue in order. */
@@ -491,6 +493,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     collections,
     stores,
     pendingCommits: () => slowCommits,
+    openConnections: () => sockets.size,
     seedRawTapRow(row, apiKey = TAP_KEY) {
       const partner = PARTNERS[apiKey];
       if (partner === undefined) throw new Error('unknown partner key');

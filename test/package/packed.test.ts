@@ -3,7 +3,7 @@
  * and `import` (both entry points) and through its bin, against the simulator over loopback.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,12 +59,32 @@ afterAll(() => {
 });
 
 describe('the packed package', () => {
-  it('ships the build, the README and package.json only', () => {
-    expect(packedFiles.every((file) => file.startsWith('dist/') || file === 'README.md' || file === 'package.json')).toBe(true);
-    expect(packedFiles).toEqual(
-      expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/testing/cli.js']),
+  it('ships what users run and read, and nothing else', () => {
+    const documents = readdirSync(path.join(root, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`);
+    // One line per entry point (ESM, CommonJS and their types); the bin is ESM only and imports the testing entry.
+    const builds = ['dist/index', 'dist/testing/index'].flatMap((entry) => ['.js', '.cjs', '.d.ts', '.d.cts'].map((ext) => entry + ext));
+    expect([...packedFiles].sort()).toEqual(
+      ['package.json', 'README.md', 'LICENSE', ...documents, ...builds, 'dist/testing/cli.js'].sort(),
     );
     expect(readdirSync(project).some((name) => name.endsWith('.tgz'))).toBe(true);
+  });
+
+  it('links from the README only to files it ships', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)]
+      .map((match) => match[1] as string)
+      .filter((link) => !/^[a-z]+:/.test(link));
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) expect(packedFiles, `README links ${link}`).toContain(link);
+  });
+
+  it('bundles the simulator once: the bin imports the testing entry', () => {
+    const bin = readFileSync(path.join(project, 'node_modules/tap-collections-sdk/dist/testing/cli.js'), 'utf8');
+    expect(bin).toMatch(/from "\.\/index\.js"/);
+    expect(bin).not.toContain('function createSimulator');
+    expect(bin.length).toBeLessThan(16_000);
   });
 
   it.each([

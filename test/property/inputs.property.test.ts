@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { CollectionsClient, type FetchFunction, RequestValidationError, TapClient } from '../../src/index.js';
+import { CollectionsClient, type CustomerQueryInput, type FetchFunction, RequestValidationError, TapClient } from '../../src/index.js';
+import { customerQuery } from '../helpers/fixtures.js';
 
 const RUNS = 200;
 const TAP_BASE_URL = 'https://tap.test';
@@ -348,159 +349,130 @@ function expectRefused(error: unknown, badFields: ReadonlySet<string>, sent: rea
   expect(sent).toHaveLength(0);
 }
 
+/**
+ * Asserts the call succeeded after sending exactly one POST to `url` whose body is `expected`, with the caller's
+ * referenceId or, when it gave none, a fresh UUID v4; returns the request, its body and that referenceId.
+ */
+function expectSentOnce(
+  error: unknown,
+  sent: readonly Sent[],
+  url: string,
+  expected: Record<string, unknown>,
+): { request: Sent; body: Record<string, unknown>; referenceId: unknown } {
+  expect(error).toBeUndefined();
+  expect(sent).toHaveLength(1);
+  const request = sent[0] as Sent;
+  expect(request.method).toBe('POST');
+  expect(request.url).toBe(url);
+  const body = request.body as Record<string, unknown>;
+  const referenceId = expected.referenceId ?? body.referenceId;
+  if (expected.referenceId === undefined) expect(body.referenceId).toMatch(UUID_V4);
+  expect(body).toEqual({ ...expected, referenceId });
+  return { request, body, referenceId };
+}
+
+/** What a call did: resolved with `result`, or rejected with `error`. */
+async function settle(call: () => Promise<unknown>): Promise<{ result?: unknown; error?: unknown }> {
+  try {
+    return { result: await call() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * Asserts `check` over `RUNS` generated values; `check` says whether the value was one the SDK must refuse, and both
+ * kinds must have been generated often enough for the property to mean something.
+ */
+async function assertOverValidAndInvalid<T>(values: fc.Arbitrary<T>, check: (value: T) => Promise<'valid' | 'invalid'>): Promise<void> {
+  const seen = { valid: 0, invalid: 0 };
+  await fc.assert(
+    fc.asyncProperty(values, async (value) => {
+      seen[await check(value)]++;
+    }),
+    { numRuns: RUNS },
+  );
+  expect(seen.valid).toBeGreaterThanOrEqual(RUNS / 10);
+  expect(seen.invalid).toBeGreaterThanOrEqual(RUNS / 10);
+}
+
+/** A `fetch` answering an initiate with 202 `pending` for the referenceId sent. */
+const acceptingFetch = () =>
+  recordingFetch((body) => Response.json({ success: true, data: { referenceId: body.referenceId, status: 'pending' } }, { status: 202 }));
+
 describe('inputs: refused before any I/O, or sent once exactly as normalized', () => {
   test(`submitCustomerQuery (${RUNS} runs)`, async () => {
-    const seen = { valid: 0, invalid: 0 };
-    await fc.assert(
-      fc.asyncProperty(tapInput, async (input) => {
-        const { fetch, sent } = recordingFetch((body) =>
-          Response.json({ success: true, data: tapQueryFor(body) }, { status: 201, headers: { 'x-request-id': 'req-1' } }),
-        );
-        const tap = new TapClient({ apiKey: API_KEY, baseUrl: TAP_BASE_URL, fetch, logLevel: 'off', maxRetries: 0 });
-        const expected = expectedTap(input);
-        let result: unknown;
-        let error: unknown;
-        try {
-          result = await tap.submitCustomerQuery(input as never);
-        } catch (caught) {
-          error = caught;
-        }
-        if (!expected.valid) {
-          seen.invalid++;
-          expectRefused(error, expected.badFields, sent);
-          return;
-        }
-        seen.valid++;
-        expect(error).toBeUndefined();
-        expect(sent).toHaveLength(1);
-        const [request] = sent;
-        expect(request?.method).toBe('POST');
-        expect(request?.url).toBe(`${TAP_BASE_URL}/v1/tap/partners/customer-queries`);
-        expect(request?.headers.get('x-api-key')).toBe(API_KEY);
-        expect(request?.headers.get('content-type')).toBe('application/json');
-        const body = request?.body as Record<string, unknown>;
-        expect(Object.keys(body).sort()).toEqual([...TAP_FIELDS].sort());
-        const referenceId = expected.body.referenceId ?? body.referenceId;
-        if (expected.body.referenceId === undefined) expect(body.referenceId).toMatch(UUID_V4);
-        expect(body).toEqual({ ...expected.body, referenceId });
-        expect((result as { transaction: { referenceId: string } }).transaction.referenceId).toBe(referenceId);
-      }),
-      { numRuns: RUNS },
-    );
-    expect(seen.valid).toBeGreaterThanOrEqual(RUNS / 10);
-    expect(seen.invalid).toBeGreaterThanOrEqual(RUNS / 10);
+    await assertOverValidAndInvalid(tapInput, async (input) => {
+      const { fetch, sent } = recordingFetch((body) =>
+        Response.json(
+          { success: true, data: customerQuery(body as unknown as CustomerQueryInput) },
+          { status: 201, headers: { 'x-request-id': 'req-1' } },
+        ),
+      );
+      const tap = new TapClient({ apiKey: API_KEY, baseUrl: TAP_BASE_URL, fetch, logLevel: 'off', maxRetries: 0 });
+      const expected = expectedTap(input);
+      const { result, error } = await settle(() => tap.submitCustomerQuery(input as never));
+      if (!expected.valid) {
+        expectRefused(error, expected.badFields, sent);
+        return 'invalid';
+      }
+      const { request, body, referenceId } = expectSentOnce(error, sent, `${TAP_BASE_URL}/v1/tap/partners/customer-queries`, expected.body);
+      expect(request.headers.get('x-api-key')).toBe(API_KEY);
+      expect(request.headers.get('content-type')).toBe('application/json');
+      expect(Object.keys(body).sort()).toEqual([...TAP_FIELDS].sort());
+      expect((result as { transaction: { referenceId: string } }).transaction.referenceId).toBe(referenceId);
+      return 'valid';
+    });
   });
 
   test(`initiate (${RUNS} runs)`, async () => {
-    const seen = { valid: 0, invalid: 0 };
-    await fc.assert(
-      fc.asyncProperty(collectionInput, async (input) => {
-        const { fetch, sent } = recordingFetch((body) =>
-          Response.json({ success: true, data: { referenceId: body.referenceId, status: 'pending' } }, { status: 202 }),
-        );
-        const collections = new CollectionsClient({
-          apiKey: API_KEY,
-          baseUrl: COLLECTIONS_BASE_URL,
-          fetch,
-          logLevel: 'off',
-          maxRetries: 0,
-        });
-        const expected = expectedCollection(input);
-        let result: unknown;
-        let error: unknown;
-        try {
-          result = await collections.initiate(input as never);
-        } catch (caught) {
-          error = caught;
-        }
-        if (!expected.valid) {
-          seen.invalid++;
-          expectRefused(error, expected.badFields, sent);
-          return;
-        }
-        seen.valid++;
-        expect(error).toBeUndefined();
-        expect(sent).toHaveLength(1);
-        const [request] = sent;
-        expect(request?.method).toBe('POST');
-        expect(request?.url).toBe(`${COLLECTIONS_BASE_URL}/v1/collections/mobile-money`);
-        expect(request?.headers.get('authorization')).toBe(`Bearer ${API_KEY}`);
-        const body = request?.body as Record<string, unknown>;
-        const referenceId = expected.body.referenceId ?? body.referenceId;
-        if (expected.body.referenceId === undefined) expect(body.referenceId).toMatch(UUID_V4);
-        expect(body).toEqual({ ...expected.body, referenceId });
-        expect(Object.keys(body).sort()).toEqual(Object.keys({ ...expected.body, referenceId }).sort());
-        expect(result).toEqual({ referenceId, status: 'pending' });
-      }),
-      { numRuns: RUNS },
-    );
-    expect(seen.valid).toBeGreaterThanOrEqual(RUNS / 10);
-    expect(seen.invalid).toBeGreaterThanOrEqual(RUNS / 10);
+    await assertOverValidAndInvalid(collectionInput, async (input) => {
+      const { fetch, sent } = acceptingFetch();
+      const collections = new CollectionsClient({ apiKey: API_KEY, baseUrl: COLLECTIONS_BASE_URL, fetch, logLevel: 'off', maxRetries: 0 });
+      const expected = expectedCollection(input);
+      const { result, error } = await settle(() => collections.initiate(input as never));
+      if (!expected.valid) {
+        expectRefused(error, expected.badFields, sent);
+        return 'invalid';
+      }
+      const { request, body, referenceId } = expectSentOnce(
+        error,
+        sent,
+        `${COLLECTIONS_BASE_URL}/v1/collections/mobile-money`,
+        expected.body,
+      );
+      expect(request.headers.get('authorization')).toBe(`Bearer ${API_KEY}`);
+      expect(Object.keys(body).sort()).toEqual(Object.keys({ ...expected.body, referenceId }).sort());
+      expect(result).toEqual({ referenceId, status: 'pending' });
+      return 'valid';
+    });
   });
 
   test(`initiate: a phone number typed any usual way is sent in one normal form, known by construction (${RUNS} runs)`, async () => {
-    const seen = { valid: 0, invalid: 0 };
-    await fc.assert(
-      fc.asyncProperty(phoneNumber, fc.constantFrom('international', 'local' as const), async ({ value, normal }, format) => {
-        const { fetch, sent } = recordingFetch((body) =>
-          Response.json({ success: true, data: { referenceId: body.referenceId, status: 'pending' } }, { status: 202 }),
-        );
-        const collections = new CollectionsClient({
-          apiKey: API_KEY,
-          baseUrl: COLLECTIONS_BASE_URL,
-          fetch,
-          logLevel: 'off',
-          maxRetries: 0,
-          phoneNumberFormat: format,
-        });
-        let error: unknown;
-        try {
-          await collections.initiate({ productId: '5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170', phoneNumber: value as string, amount: 10 });
-        } catch (caught) {
-          error = caught;
-        }
-        if (normal === undefined) {
-          seen.invalid++;
-          expectRefused(error, new Set(['phoneNumber']), sent);
-          return;
-        }
-        seen.valid++;
-        expect(error).toBeUndefined();
-        expect(sent).toHaveLength(1);
-        expect((sent[0]?.body as { phoneNumber?: unknown } | undefined)?.phoneNumber).toBe(
-          format === 'local' ? `0${normal.slice(3)}` : normal,
-        );
-      }),
-      { numRuns: RUNS },
-    );
-    expect(seen.valid).toBeGreaterThanOrEqual(RUNS / 10);
-    expect(seen.invalid).toBeGreaterThanOrEqual(RUNS / 10);
+    const cases = fc.tuple(phoneNumber, fc.constantFrom('international', 'local' as const));
+    await assertOverValidAndInvalid(cases, async ([{ value, normal }, format]) => {
+      const { fetch, sent } = acceptingFetch();
+      const collections = new CollectionsClient({
+        apiKey: API_KEY,
+        baseUrl: COLLECTIONS_BASE_URL,
+        fetch,
+        logLevel: 'off',
+        maxRetries: 0,
+        phoneNumberFormat: format,
+      });
+      const { error } = await settle(() =>
+        collections.initiate({ productId: '5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170', phoneNumber: value as string, amount: 10 }),
+      );
+      if (normal === undefined) {
+        expectRefused(error, new Set(['phoneNumber']), sent);
+        return 'invalid';
+      }
+      expect(error).toBeUndefined();
+      expect(sent).toHaveLength(1);
+      expect((sent[0]?.body as { phoneNumber?: unknown } | undefined)?.phoneNumber).toBe(
+        format === 'local' ? `0${normal.slice(3)}` : normal,
+      );
+      return 'valid';
+    });
   });
 });
-
-/** The customer query the service would return for a submitted body. */
-function tapQueryFor(body: Record<string, unknown>) {
-  return {
-    id: '9b2e4c1a-0d3f-4e5a-8b6c-7d8e9f0a1b2c',
-    partner: { partnerId: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d', partnerName: 'Kabwe Retail Ltd' },
-    customer: { firstName: 'Mwila', lastName: 'Banda' },
-    tag: {
-      tagId: body.tagId,
-      tagNumber: '0001-2345',
-      status: 'active',
-      mobileNumbers: [{ operator: 'airtel_money', mobileNumber: '260977123456', status: 'active' }],
-    },
-    transaction: {
-      merchantId: body.merchantId,
-      merchantName: body.merchantName,
-      terminalId: body.terminalId,
-      referenceId: body.referenceId,
-      currency: 'ZMW',
-      amount: body.amount,
-      serviceCharge: 2.5,
-      status: 'pending',
-    },
-    createdAt: '2026-11-21T10:15:30.123Z',
-    updatedAt: '2026-11-21T10:15:30.123Z',
-  };
-}

@@ -33,6 +33,9 @@ function unavailableOnceThenCreated() {
   });
 }
 
+/** Answers every POST with 201 and `data` as the query. */
+const createdWith = (data: unknown) => http.post(PATH, () => HttpResponse.json({ success: true, data }, { status: 201 }));
+
 /** The lookup a create makes after an unreadable 2xx: the partner's list, without this query. */
 const noQueriesListed = () => http.get(PATH, () => HttpResponse.json({ success: true, data: [] }));
 
@@ -284,26 +287,18 @@ describe('submitCustomerQuery: the response', () => {
   it('accepts operators and statuses beyond the documented ones', async () => {
     const base = customerQuery(customerQueryInput());
     server.use(
-      http.post(PATH, () =>
-        HttpResponse.json(
-          {
-            success: true,
-            data: {
-              ...base,
-              tag: {
-                ...base.tag,
-                status: 'suspended_pending_review',
-                mobileNumbers: [
-                  { operator: 'mtn_money', mobileNumber: '260967000001', status: 'active' },
-                  { operator: 'airtel_money', mobileNumber: '260977123456', status: 'blocked' },
-                ],
-              },
-              transaction: { ...base.transaction, status: 'settled' },
-            },
-          },
-          { status: 201 },
-        ),
-      ),
+      createdWith({
+        ...base,
+        tag: {
+          ...base.tag,
+          status: 'suspended_pending_review',
+          mobileNumbers: [
+            { operator: 'mtn_money', mobileNumber: '260967000001', status: 'active' },
+            { operator: 'airtel_money', mobileNumber: '260977123456', status: 'blocked' },
+          ],
+        },
+        transaction: { ...base.transaction, status: 'settled' },
+      }),
     );
     const query = await tapClient().submitCustomerQuery(customerQueryInput());
     expect(query.tag.status).toBe('suspended_pending_review');
@@ -335,19 +330,11 @@ describe('submitCustomerQuery: the response', () => {
   it('names every wrong nested field', async () => {
     const base = customerQuery(customerQueryInput());
     server.use(
-      http.post(PATH, () =>
-        HttpResponse.json(
-          {
-            success: true,
-            data: {
-              ...base,
-              transaction: { ...base.transaction, amount: '125.50' },
-              tag: { ...base.tag, mobileNumbers: [{ operator: 'airtel_money' }] },
-            },
-          },
-          { status: 201 },
-        ),
-      ),
+      createdWith({
+        ...base,
+        transaction: { ...base.transaction, amount: '125.50' },
+        tag: { ...base.tag, mobileNumbers: [{ operator: 'airtel_money' }] },
+      }),
       noQueriesListed(),
     );
     // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
@@ -362,70 +349,38 @@ describe('submitCustomerQuery: the response', () => {
     ]);
   });
 
-  it('rejects a body without data', async () => {
-    server.use(
-      http.post(PATH, () => HttpResponse.json({ success: true }, { status: 201 })),
-      noQueriesListed(),
-    );
-    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
+  it.each([
+    {
+      body: 'a JSON body without data',
+      answer: () => HttpResponse.json({ success: true }, { status: 201 }),
+      status: 201,
+      sent: { success: true },
+      issues: [{ path: 'data', message: 'is required' }],
+    },
+    {
+      body: 'an HTML body (kept in the error)',
+      answer: () => HttpResponse.html('<html><body>Gateway login</body></html>', { status: 200 }),
+      status: 200,
+      sent: '<html><body>Gateway login</body></html>',
+      issues: [{ path: '', message: 'the body is not JSON' }],
+    },
+    {
+      body: 'an empty body',
+      answer: () => new HttpResponse(null, { status: 201 }),
+      status: 201,
+      sent: undefined,
+      issues: [{ path: '', message: 'the body is empty' }],
+    },
+  ])('a 2xx with $body: UnknownOutcomeError, the ResponseValidationError as its cause', async ({ answer, status, sent, issues }) => {
+    server.use(http.post(PATH, answer), noQueriesListed());
+    // A 2xx created the query; the list not showing it proves nothing (it may lag), so the outcome is unknown.
     const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
     expect(unknown).toBeInstanceOf(UnknownOutcomeError);
     const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
-    expect(error.issues).toEqual([{ path: 'data', message: 'is required' }]);
-  });
-
-  it('rejects a 2xx HTML body with ResponseValidationError carrying the text', async () => {
-    const html = '<html><body>Gateway login</body></html>';
-    server.use(
-      http.post(PATH, () => HttpResponse.html(html, { status: 200 })),
-      noQueriesListed(),
-    );
-    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
-    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
-    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
-    const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
-    expect(error).toBeInstanceOf(ResponseValidationError);
-    expect(error.body).toBe(html);
-    expect(error.status).toBe(200);
-    expect(error.issues).toEqual([{ path: '', message: 'the body is not JSON' }]);
-  });
-
-  it('rejects an empty 2xx body with ResponseValidationError', async () => {
-    server.use(
-      http.post(PATH, () => new HttpResponse(null, { status: 201 })),
-      noQueriesListed(),
-    );
-    // A 2xx created the query; the list not showing it proves nothing, so the outcome is unknown.
-    const unknown = await rejectionOf(tapClient().submitCustomerQuery(customerQueryInput()));
-    expect(unknown).toBeInstanceOf(UnknownOutcomeError);
-    const error = (unknown as UnknownOutcomeError).cause as ResponseValidationError;
-    expect(error).toBeInstanceOf(ResponseValidationError);
-    expect(error.body).toBeUndefined();
-    expect(error.issues).toEqual([{ path: '', message: 'the body is empty' }]);
-  });
-
-  it('reads the query back by referenceId when a 2xx body is unreadable (the query was created)', async () => {
-    const input = customerQueryInput();
-    server.use(
-      http.post(PATH, () => HttpResponse.html('<html>ok</html>', { status: 201 })),
-      http.get(PATH, () => HttpResponse.json({ success: true, data: [customerQuery(input)] })),
-    );
-    const query = await tapClient().submitCustomerQuery(input);
-    expect(query).toEqual(customerQuery(input));
-    expect(requests.map((request) => request.method)).toEqual(['POST', 'GET']);
-  });
-
-  it('rejects with UnknownOutcomeError when a 2xx body is unreadable and the read-back fails', async () => {
-    const input = customerQueryInput();
-    server.use(
-      http.post(PATH, () => new HttpResponse(null, { status: 201 })),
-      http.get(PATH, () => new HttpResponse(null, { status: 503 })),
-    );
-    const error = await rejectionOf(tapClient({ maxRetries: 0 }).submitCustomerQuery(input));
-    expect(error).toBeInstanceOf(UnknownOutcomeError);
-    expect((error as UnknownOutcomeError).referenceId).toBe(input.referenceId);
-    expect((error as Error).cause).toBeInstanceOf(ResponseValidationError);
+    expect(error.body).toEqual(sent);
+    expect(error.status).toBe(status);
+    expect(error.issues).toEqual(issues);
   });
 });
 
@@ -530,26 +485,34 @@ describe('submitCustomerQuery: one call never creates two queries', () => {
     expect(requests.map((request) => request.method)).toEqual(['POST', 'GET']);
   });
 
-  it('resolves with the query the lookup finds when the create answered 5xx', async () => {
+  // A create whose outcome is unknown (an unreadable 2xx, a 5xx) is settled by reading the query back by referenceId.
+  it.each([
+    { when: 'a 2xx body is unreadable', maxRetries: undefined, answer: () => HttpResponse.html('<html>ok</html>', { status: 201 }) },
+    { when: 'the create answered 5xx', maxRetries: 0, answer: () => new HttpResponse(null, { status: 504 }) },
+  ])('resolves with the query the read-back finds when $when (the query was created)', async ({ maxRetries, answer }) => {
     const input = customerQueryInput();
     server.use(
-      http.post(PATH, () => new HttpResponse(null, { status: 504 })),
+      http.post(PATH, answer),
       http.get(PATH, () => HttpResponse.json({ success: true, data: [customerQuery(input)] })),
     );
-    const query = await tapClient({ maxRetries: 0 }).submitCustomerQuery(input);
-    expect(query.transaction.referenceId).toBe(input.referenceId);
+    const query = await tapClient(maxRetries === undefined ? {} : { maxRetries }).submitCustomerQuery(input);
+    expect(query).toEqual(customerQuery(input));
+    expect(requests.map((request) => request.method)).toEqual(['POST', 'GET']);
   });
 
-  it('rejects with UnknownOutcomeError carrying the referenceId when the lookup fails too', async () => {
+  it.each([
+    { when: 'a 2xx body is unreadable', status: 201, cause: ResponseValidationError },
+    { when: 'the create answered 5xx', status: 503, cause: InternalServerError },
+  ])('rejects with UnknownOutcomeError carrying the referenceId when $when and the read-back fails too', async ({ status, cause }) => {
     const input = customerQueryInput();
     server.use(
-      http.post(PATH, () => new HttpResponse(null, { status: 503 })),
+      http.post(PATH, () => new HttpResponse(null, { status })),
       http.get(PATH, () => new HttpResponse(null, { status: 503 })),
     );
     const error = await rejectionOf(tapClient({ maxRetries: 0 }).submitCustomerQuery(input));
     expect(error).toBeInstanceOf(UnknownOutcomeError);
     expect((error as UnknownOutcomeError).referenceId).toBe(input.referenceId);
-    expect((error as Error).cause).toBeInstanceOf(InternalServerError);
+    expect((error as Error).cause).toBeInstanceOf(cause);
   });
 
   it('does not retry or look up after a 409 on the first attempt', async () => {

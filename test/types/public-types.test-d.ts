@@ -1,4 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
+import type { ApiResponse, CollectionsClient, HttpMethod, InitiatedCollection, PollOptions, ResponseEvent } from '../../src/index.js';
 import {
   type ApiError,
   type ApiKeySource,
@@ -117,5 +118,29 @@ describe('public types', () => {
       maxRetries?: number;
       headers?: Record<string, string>;
     }>();
+  });
+
+  it('raw access: request() on both clients, ApiResponse, onResponse events', () => {
+    expectTypeOf<HttpMethod>().toEqualTypeOf<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>();
+    expectTypeOf<TapClient['request']>().returns.resolves.toEqualTypeOf<ApiResponse>();
+    expectTypeOf<Parameters<CollectionsClient['request']>[0]>().toEqualTypeOf<HttpMethod>();
+    expectTypeOf<Parameters<CollectionsClient['request']>[1]>().toEqualTypeOf<string>();
+    expectTypeOf<NonNullable<Parameters<CollectionsClient['request']>[2]>['query']>().toEqualTypeOf<
+      Record<string, string | number | boolean> | undefined
+    >();
+    expectTypeOf<ApiResponse>().toEqualTypeOf<{
+      status: number;
+      headers: Record<string, string>;
+      body: unknown;
+      requestId: string | undefined;
+    }>();
+    expectTypeOf<ResponseEvent['attempt']>().toEqualTypeOf<number>();
+    expectTypeOf<TapClientOptions['onResponse']>().toEqualTypeOf<((event: ResponseEvent) => void) | undefined>();
+  });
+
+  it('initiate resolves with the known fields and an open record; settledStatuses is a string list', () => {
+    expectTypeOf<InitiatedCollection['referenceId']>().toEqualTypeOf<string>();
+    expectTypeOf<InitiatedCollection['fee']>().toEqualTypeOf<unknown>();
+    expectTypeOf<PollOptions['settledStatuses']>().toEqualTypeOf<readonly string[] | undefined>();
   });
 });

@@ -6,10 +6,10 @@
  */
 import type { SimulatedService } from '../fixtures.js';
 
-/** Request bodies above this many bytes are refused with 413 (1 MiB). */
+/** Request bodies above this many bytes are refused with 413 (1 MiB). @group Simulator */
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
-/** One request as a face hands it to the simulator. */
+/** One request as a face hands it to the simulator. @group Simulator */
 export interface SimulatorRequest {
   /** Which service the request was addressed to (decided by the face from the base URL). */
   readonly service: SimulatedService;
@@ -27,7 +27,7 @@ export interface SimulatorRequest {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** An HTTP response for a face to send. */
+/** An HTTP response for a face to send. @group Simulator */
 export interface SimulatorResponse {
   /** HTTP status. */
   readonly status: number;
@@ -37,7 +37,7 @@ export interface SimulatorResponse {
   readonly body: string;
 }
 
-/** What a face must do with a request: send a response, or drop the connection without one. */
+/** What a face must do with a request: send a response, or drop the connection without one. @group Simulator */
 export type SimulatorOutcome =
   | {
       /** Send `response`. */

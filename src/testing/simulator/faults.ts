@@ -9,7 +9,7 @@ import { serviceError } from './envelopes.js';
 import type { SimulatorResponse } from './exchange.js';
 import { matchPath, parseRoute } from './paths.js';
 
-/** What an injected fault does. At least one of `latencyMs`, `status` or `drop` must be given. */
+/** What an injected fault does. At least one of `latencyMs`, `status` or `drop` must be given. @group Faults */
 export interface FaultSpec {
   /**
    * The route it applies to: `'METHOD /path'` (method `*` for any; `:name` matches one segment, a final `*` the rest),
@@ -17,26 +17,27 @@ export interface FaultSpec {
    * e.g. `'POST /v1/collections/mobile-money'` or `'GET /v1/collections/check/:referenceId'`.
    */
   route: string;
-  /** Limits the fault to one service. Default: both. */
+  /** Limits the fault to one service. @defaultValue both */
   service?: SimulatedService;
-  /** How many requests it applies to before it removes itself. Default `Infinity`. */
+  /** How many requests it applies to before it removes itself. @defaultValue `Infinity` */
   times?: number;
-  /** Delay before anything else happens, in ms. Default 0. */
+  /** Delay before anything else happens, in ms. @defaultValue 0 */
   latencyMs?: number;
-  /** Answer with this status (400–599, e.g. 429, 500, 503) instead of processing the request. */
+  /** Answer with this status (400–599, e.g. 429, 500, 503) instead of processing the request. @defaultValue none (processed normally) */
   status?: number;
-  /** The `Retry-After` header sent with `status` (seconds or an HTTP date). Default: none. */
+  /** The `Retry-After` header sent with `status` (seconds or an HTTP date). @defaultValue none */
   retryAfter?: string | number;
-  /** Body sent with `status`: the service's JSON error envelope, an HTML proxy page, or nothing. Default `'json'`. */
+  /** Body sent with `status`: the service's JSON error envelope, an HTML proxy page, or nothing. @defaultValue `'json'` */
   body?: 'json' | 'html' | 'empty';
   /**
    * Drop the connection without a response: `'before'` processing (nothing is stored) or `'after'`
    * (the request is processed and committed, then the answer is lost). Not combinable with `status`.
+   * @defaultValue none (the connection is kept)
    */
   drop?: 'before' | 'after';
 }
 
-/** An injected fault, as {@link Simulator.injectFault} returns it. */
+/** An injected fault, as {@link Simulator.injectFault} returns it. @group Faults */
 export interface InjectedFault {
   /** The spec it was created from. */
   readonly spec: Readonly<FaultSpec>;

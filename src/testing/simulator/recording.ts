@@ -11,7 +11,7 @@ import type { SimulatorOutcome, SimulatorRequest, SimulatorResponse } from './ex
 const REDACTED = '[REDACTED]';
 const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie']);
 
-/** What the simulator received, as {@link Simulator.requests} lists it. API keys never appear in it. */
+/** What the simulator received, as {@link Simulator.requests} lists it. API keys never appear in it. @group Simulator */
 export interface ReceivedRequest {
   /** The request id the simulator answered with (`x-request-id`, and `requestId` in Collections bodies). */
   readonly requestId: string;

@@ -5,7 +5,7 @@
  * @module
  */
 
-/** A customer query, every field of section 2 of the Tap document. */
+/** A customer query, every field of section 2 of the Tap document. @group Records */
 export interface SimulatedCustomerQuery {
   /** UUID of the query. */
   id: string;
@@ -66,7 +66,7 @@ export interface SimulatedCustomerQuery {
   updatedAt: string;
 }
 
-/** A collection record as `GET /v1/collections/:id` returns it. */
+/** A collection record as `GET /v1/collections/:id` returns it. @group Records */
 export interface SimulatedCollection {
   /** UUID assigned by the simulator; the `:id` of `GET /v1/collections/:id`. */
   id: string;
@@ -94,7 +94,7 @@ export interface SimulatedCollection {
   updatedAt: string;
 }
 
-/** A stored collection as {@link Simulator.collections} lists it: the record plus simulator bookkeeping. */
+/** A stored collection as {@link Simulator.collections} lists it: the record plus simulator bookkeeping. @group Records */
 export interface StoredCollection extends SimulatedCollection {
   /** The owning partner (from the key that created it). */
   readonly partnerId: string;
@@ -102,7 +102,7 @@ export interface StoredCollection extends SimulatedCollection {
   readonly statusChecks: number;
 }
 
-/** A stored customer query as {@link Simulator.customerQueries} lists it. */
+/** A stored customer query as {@link Simulator.customerQueries} lists it. @group Records */
 export interface StoredCustomerQuery extends SimulatedCustomerQuery {
   /** The owning partner. */
   readonly partnerId: string;

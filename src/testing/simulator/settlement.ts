@@ -11,17 +11,19 @@ import type { SimulatedCollection } from './records.js';
 /**
  * When pending collections settle. A collection settles at the first of the two conditions;
  * `Infinity` turns a condition off (both `Infinity`: only {@link Simulator.settle} settles).
+ *
+ * @group Simulator
  */
 export interface SettlementOptions {
-  /** Status checks that still answer `pending`; the next one sees the final status. Default 1. */
+  /** Status checks that still answer `pending`; the next one sees the final status. @defaultValue 1 */
   pendingPolls?: number;
-  /** Milliseconds after creation (by the simulator's clock) after which the collection is settled. Default 3000. */
+  /** Milliseconds after creation (by the simulator's clock) after which the collection is settled. @defaultValue 3000 */
   pendingMs?: number;
-  /** The outcome of collections whose phone number has none planned. Default {@link OUTCOMES}`.successful`. */
+  /** The outcome of collections whose phone number has none planned. @defaultValue {@link OUTCOMES}`.successful` */
   defaultOutcome?: SettlementOutcome;
 }
 
-/** A manual clock for {@link SimulatorOptions.now}. */
+/** A manual clock for {@link SimulatorOptions.now}. @group Simulator */
 export interface ManualClock {
   /** The current time, epoch ms. */
   now(): number;
@@ -34,6 +36,8 @@ export interface ManualClock {
 /**
  * A clock that moves only when told, so tests of time-based settlement need no waiting.
  * @param startMs the initial time in epoch ms. Default `2026-01-01T00:00:00.000Z`.
+ *
+ * @group Simulator
  */
 export function createManualClock(startMs: number = Date.UTC(2026, 0, 1)): ManualClock {
   let current = startMs;

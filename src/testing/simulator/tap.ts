@@ -11,7 +11,7 @@ import { parseJsonBody, type Route, type RouteContext, type SimulatorResponse } 
 import { UUID_PATTERN } from './formats.js';
 import type { SimulatedCustomerQuery, StoredCustomerQuery } from './records.js';
 
-/** The provider a customer query resolves: the request has no provider field, so the simulator assumes this one. */
+/** The provider a customer query resolves: the request has no provider field, so the simulator assumes this one. @group Simulator */
 export const REQUESTED_PROVIDER = 'airtel_money';
 
 /** What the Tap service needs from the simulator. */

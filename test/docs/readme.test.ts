@@ -1,0 +1,100 @@
+/**
+ * The README's examples, run. Its Tap block runs as written (only its imports are bound to the SDK's source)
+ * against the simulator on loopback, twice in a row, as a till makes sale after sale; and the sample output of
+ * `npm start` is compared with a real run of the smoke flow.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as sdk from '../../src/index.js';
+import { type RunningSimulator, startSimulator, TAGS, TAP_API_KEYS } from '../../src/testing/index.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const readme = readFileSync(`${root}/README.md`, 'utf8');
+
+/** The first fenced block of `language` after the heading `heading`. */
+function blockAfter(heading: string, language: string): string {
+  const section = readme.slice(readme.indexOf(`\n${heading}\n`));
+  const match = section.match(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\\n\`\`\``));
+  if (!match?.[1]) throw new Error(`README.md has no ${language} block after "${heading}"`);
+  return match[1];
+}
+
+type Till = { show(text: string): void };
+type Snippet = (globals: { sdk: typeof sdk; process: { env: Record<string, string> }; till: Till }) => Promise<void>;
+
+/** Compiles a README block into a function: `import { a, b } from 'tap-collections-sdk'` becomes `const { a, b } = sdk`. */
+function compile(code: string): Snippet {
+  const bound = code.replace(/import\s*{([^}]*)}\s*from\s*'tap-collections-sdk';/g, 'const {$1} = sdk;');
+  expect(bound).not.toMatch(/^import /m);
+  const js = ts.transpileModule(`async function snippet(sdk, process, till) {\n${bound}\n}`, {
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.Preserve },
+  }).outputText;
+  const snippet = new Function(`${js}\nreturn snippet;`)() as (...globals: unknown[]) => Promise<void>;
+  return (globals) => snippet(globals.sdk, globals.process, globals.till);
+}
+
+const tapBlock = blockAfter('## Tap: resolve a tapped tag', 'ts');
+
+describe('the README', () => {
+  let running: RunningSimulator;
+  beforeAll(async () => {
+    running = await startSimulator();
+  });
+  afterAll(() => running.close());
+
+  const till = () => {
+    const shown: string[] = [];
+    return { shown, show: (text: string) => void shown.push(text) };
+  };
+  const env = () => ({ TAP_API_KEY: TAP_API_KEYS.primary, TAP_BASE_URL: running.tapBaseUrl });
+
+  it('Tap block runs twice in a row, one customer query per sale', async () => {
+    const snippet = compile(tapBlock);
+    const screen = till();
+    await snippet({ sdk, process: { env: env() }, till: screen });
+    await snippet({ sdk, process: { env: env() }, till: screen });
+    expect(screen.shown).toEqual(['Charging Mwila', 'Charging Mwila']);
+    expect(running.simulator.customerQueries()).toHaveLength(2);
+  });
+
+  it('Tap block tells the customer about a card the service refuses', async () => {
+    expect(tapBlock).toContain(`'${TAGS.active}'`);
+    for (const tag of [TAGS.inactive, TAGS.unknown, TAGS.noNumbers]) {
+      const screen = till();
+      await compile(tapBlock.replace(`'${TAGS.active}'`, `'${tag}'`))({ sdk, process: { env: env() }, till: screen });
+      expect(screen.shown, tag).toEqual(['This card cannot pay: use another payment method']);
+    }
+  });
+
+  it('Tap block stops at start-up, not at a customer, when TAP_BASE_URL is wrong', async () => {
+    const screen = till();
+    const wrong = { ...env(), TAP_BASE_URL: running.collectionsBaseUrl };
+    const error = await compile(tapBlock)({ sdk, process: { env: wrong }, till: screen }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(sdk.ConfigurationError);
+    expect(screen.shown).toEqual([]);
+  });
+
+  it("shows npm start's output as a real run prints it, timings and ids aside", async () => {
+    if (!existsSync(`${root}/dist/index.js`)) throw new Error('build first: the smoke flow imports the built package (npm run build)');
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/sandbox-smoke.ts'], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '' },
+      timeout: 30_000,
+    });
+    expect(normalize(stdout)).toEqual(normalize(blockAfter('## Developing', 'text')));
+  });
+});
+
+/** Timings and generated ids vary from run to run; a `pending` status line may repeat. */
+function normalize(output: string): string {
+  return output
+    .trim()
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+    .replace(/\d+(\.\d+)? (ms|s)\b/g, 'N $2')
+    .replace(/ +N ms {2}/g, ' N ms  ')
+    .replace(/(( {2}↻ waiting[^\n]*\n)+)/g, (lines) => `${lines.split('\n')[0]}\n`);
+}
