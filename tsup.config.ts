@@ -9,6 +9,7 @@ import { defineConfig, type Options } from 'tsup';
  */
 const entries = {
   index: 'src/index.ts',
+  'sqlite/index': 'src/sqlite/index.ts',
 };
 
 /**
@@ -22,6 +23,9 @@ const withOptionalPeerTypes = {
 };
 
 const shared: Options = {
+  // node:sqlite exists only under its prefixed name: keep every `node:` prefix as written.
+  external: [/^node:/],
+  removeNodeProtocol: false,
   dts: true,
   sourcemap: false,
   target: 'node22',

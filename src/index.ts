@@ -9,6 +9,7 @@ export { CollectionsClient, type CollectionsClientOptions } from './collections/
 export { COLLECTIONS_VALIDATION_ERROR } from './collections/envelope.js';
 export { isZambianMobileNumber, normalizeZambianMobileNumber, type PhoneNumberFormat } from './collections/phone-number.js';
 export { POLL_DEFAULTS, POLL_GROWTH, POLL_JITTER, type PollOptions, pollPauseMs } from './collections/poller.js';
+export type { RecoverOptions } from './collections/recover.js';
 export {
   type CollectionDetails,
   CollectionDetailsSchema,
@@ -30,6 +31,7 @@ export {
   ConnectionError,
   type FieldError,
   InternalServerError,
+  JournalError,
   NotFoundError,
   PermissionDeniedError,
   PollTimeoutError,
@@ -50,6 +52,19 @@ export { maskPhoneNumber } from './core/redact.js';
 export type { HttpMethod } from './core/transport.js';
 export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
+export {
+  isOpenPaymentState,
+  type LeaseRequest,
+  OPEN_PAYMENT_STATES,
+  type PaymentChange,
+  type PaymentError,
+  type PaymentFilter,
+  type PaymentJournal,
+  type PaymentRecord,
+  type PaymentState,
+} from './journal/journal.js';
+export { MemoryJournal, type MemoryJournalOptions } from './journal/memory.js';
+export { type SaleOutcome, saleOutcome } from './journal/outcome.js';
 export { TapClient, type TapClientOptions } from './tap/client.js';
 export { TAP_ALREADY_EXISTS } from './tap/envelope.js';
 export { mobileNumberFor } from './tap/mobile-number.js';

@@ -10,9 +10,13 @@ import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/ra
 import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
+import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
+import { JournalBinding } from './journal-binding.js';
+import { initiateWithJournal } from './journaled-initiate.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
+import { type RecoverOptions, recoverPayments } from './recover.js';
 import {
   CheckStatusResponseSchema,
   type CollectionDetails,
@@ -33,6 +37,12 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue `'international'`
    */
   phoneNumberFormat?: PhoneNumberFormat;
+  /**
+   * The payment journal: `initiate` writes each payment to it before sending, and every outcome after, so
+   * {@link CollectionsClient.recover} can bring in-flight payments to their outcome after a crash. See `docs/journal.md`.
+   * @defaultValue none (no journal: nothing outlives the process)
+   */
+  journal?: PaymentJournal;
 }
 
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
@@ -55,6 +65,7 @@ const PATH_CHANGING = /[/\\?#]/;
 export class CollectionsClient {
   readonly #transport: Transport;
   readonly #phoneNumberFormat: PhoneNumberFormat;
+  readonly #journal: JournalBinding | undefined;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -72,6 +83,7 @@ export class CollectionsClient {
     }
     this.#phoneNumberFormat = format;
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
+    this.#journal = options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger);
   }
 
   /**
@@ -101,11 +113,29 @@ export class CollectionsClient {
       amount: parsed.amount,
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
+    if (this.#journal === undefined) return this.#createCollection(referenceId, body, settings);
+    const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
+    return initiateWithJournal(this.#journal, {
+      payment,
+      send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
+      check: () => this.#findStatus(referenceId, settings),
+      signal: settings.signal,
+    });
+  }
+
+  /** The create itself: sent and reconciled by `referenceId`; `beforeAttempt` runs before each attempt (the journal's write). */
+  #createCollection(
+    referenceId: string,
+    body: object,
+    settings: CallSettings,
+    beforeAttempt?: () => Promise<void>,
+  ): Promise<InitiatedCollection> {
     const attempt = { ...settings, maxRetries: 0 };
     return createOnce<InitiatedCollection>(this.#transport, settings, {
       referenceId,
       lookupBeforeResend: true,
       send: async (attemptNumber) => {
+        await beforeAttempt?.();
         const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, attempt, attemptNumber);
         // Every field of the 202's data, including those the document does not list.
         return parseResponse(InitiateCollectionResponseSchema, result, 'collections').data;
@@ -125,6 +155,39 @@ export class CollectionsClient {
   }
 
   /**
+   * After a restart: checks every open payment of the journal (`initiating`, `pending`, `unknown`) with the service
+   * and moves it on: settled → `successful` / `failed`; still pending → `pending`; not held by the service (404)
+   * while `initiating` or `unknown` and untouched for `notFoundGraceMs` → `not-sent` (safe to start the sale over);
+   * unreachable → left as it was. Payments this client is sending right now are left to their `initiate`.
+   * Resolves with the records it looked at, in their new states, oldest first; `saleOutcome(record)` says what
+   * a till shows for each.
+   *
+   * @throws {@link ConfigurationError} for a client without a journal.
+   * @throws {@link JournalError} when the journal cannot be read or written.
+   * @throws {@link AuthenticationError} / {@link PermissionDeniedError} when the key cannot check statuses.
+   */
+  async recover(options?: RecoverOptions): Promise<PaymentRecord[]> {
+    if (this.#journal === undefined) {
+      throw new ConfigurationError('recover() needs a client with a journal (CollectionsClient option journal)');
+    }
+    return recoverPayments(
+      this.#journal,
+      (referenceId, requestOptions) => this.#findStatus(referenceId, this.#transport.settingsFor(requestOptions)),
+      options,
+    );
+  }
+
+  /** A status check with retries: the status, or `undefined` when the service holds no such collection. */
+  async #findStatus(referenceId: string, settings: CallSettings): Promise<CollectionStatus | undefined> {
+    try {
+      return await this.#transport.withRetries(settings, () => this.#checkStatusOnce(referenceId, settings));
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
    * The collection's status (`GET /v1/collections/check/:referenceId`). `transactionCode` and `reason`
    * may be absent or null while it is pending.
    *
@@ -134,7 +197,9 @@ export class CollectionsClient {
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     checkReferenceId(referenceId);
     const settings = this.#transport.settingsFor(options);
-    return this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
+    const status = await this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
+    await this.#journal?.recordStatus(referenceId, status);
+    return status;
   }
 
   async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
@@ -160,7 +225,11 @@ export class CollectionsClient {
     const settings = this.#transport.settingsFor(options);
     return pollUntilSettled(
       referenceId,
-      (timeoutMs, deadline) => this.#checkStatusOnce(referenceId, { ...settings, maxRetries: 0, timeoutMs, deadline }),
+      async (timeoutMs, deadline) => {
+        const status = await this.#checkStatusOnce(referenceId, { ...settings, maxRetries: 0, timeoutMs, deadline });
+        await this.#journal?.recordStatus(referenceId, status);
+        return status;
+      },
       options,
       settings.timeoutMs,
       this.#transport.logger,

@@ -11,7 +11,7 @@ import { headerIssues, headerValueProblem } from './headers.js';
 import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
 import { MIN_API_KEY_LENGTH } from './redact.js';
 
-/** One HTTP response received, as the `onResponse` option sees it: never the key, never a body. */
+/** One HTTP response received, as the `onResponse` option sees it: never the key, never a body. @group Configuration */
 export interface ResponseEvent {
   /** The service that answered. */
   readonly service: ServiceName;

@@ -261,3 +261,17 @@ export function apiErrorFor(init: ApiErrorInit): ApiError {
   const ErrorClass = errorClassByStatus[init.status] ?? (init.status >= 500 ? InternalServerError : ApiError);
   return new ErrorClass(init);
 }
+
+/**
+ * The payment journal could not be read or written. When it happened before the request (the journal is written
+ * first), nothing was sent: fix the journal and call again with the same `referenceId`.
+ */
+export class JournalError extends TapCollectionsError {
+  /** The payment concerned, when one was. */
+  readonly referenceId: string | undefined;
+
+  constructor(message: string, referenceId: string | undefined, cause: unknown) {
+    super(`${message}${cause instanceof Error ? `: ${cause.message}` : ''}`, { cause });
+    this.referenceId = referenceId;
+  }
+}

@@ -11,7 +11,7 @@ import { isUnknownOutcome } from './retry.js';
 import type { HttpMethod, Transport } from './transport.js';
 import { isWellFormedText } from './validation.js';
 
-/** Options of a raw request: the usual {@link RequestOptions}, a JSON body and a query. */
+/** Options of a raw request: the usual {@link RequestOptions}, a JSON body and a query. @group Configuration */
 export interface RawRequestOptions extends RequestOptions {
   /** Sent as JSON (`content-type: application/json`). Not allowed with GET. @defaultValue none */
   body?: unknown;
@@ -19,7 +19,7 @@ export interface RawRequestOptions extends RequestOptions {
   query?: Record<string, string | number | boolean>;
 }
 
-/** The answer to a raw request (always a 2xx: other statuses throw the {@link ApiError} classes). */
+/** The answer to a raw request (always a 2xx: other statuses throw the {@link ApiError} classes). @group Clients */
 export interface ApiResponse {
   /** The HTTP status. */
   status: number;

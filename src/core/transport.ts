@@ -47,7 +47,7 @@ export interface ServiceProfile {
   readonly readErrorEnvelope: ErrorEnvelopeReader;
 }
 
-/** The methods a request may use. */
+/** The methods a raw request may use. @group Clients */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** One request, as a client describes it. `path` must already be encoded (a query string included). */

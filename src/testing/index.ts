@@ -41,6 +41,7 @@ export {
   TAP_API_KEYS,
   type TagFixture,
 } from './fixtures.js';
+export { checkPaymentJournal, type JournalCheckResult, type OpenPaymentJournal } from './journal-conformance.js';
 export { createSimulatorHandlers, type SimulatorHandlerOptions } from './msw.js';
 export { COLLECTIONS_BASE_PATH, type RunningSimulator, type StartSimulatorOptions, startSimulator, TAP_BASE_PATH } from './server.js';
 export {

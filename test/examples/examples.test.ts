@@ -66,6 +66,14 @@ describe('examples', () => {
     expect(stdout).not.toContain('✘');
   });
 
+  it('till-restart crashes its till and recovers the last sale as paid', async () => {
+    const { stdout } = await runExample('till-restart');
+    expect(stdout).toContain('till process ended by SIGKILL');
+    expect(stdout).toMatch(/last sale .*: still unknown/);
+    expect(stdout).toMatch(/last sale .*, now successful: paid/);
+    expect(stdout).not.toContain('260977123456');
+  });
+
   it('a half-configured sandbox is refused with the missing variables named', async () => {
     const error = await run(process.execPath, ['examples/sandbox-smoke.ts'], { cwd: root, env: { ...env, TAP_API_KEY: 'x' } }).catch(
       (caught: unknown) => caught,

@@ -1,0 +1,103 @@
+/**
+ * `recover()`: after a restart, bring every open payment of the journal to what the service knows.
+ *
+ * @module
+ */
+import type { RequestOptions } from '../core/config.js';
+import { AuthenticationError, ConfigurationError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
+import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
+import { type JournalBinding, now, statusChange } from './journal-binding.js';
+import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
+import type { CollectionStatus } from './schemas.js';
+
+/** Options of `CollectionsClient.recover`. */
+export interface RecoverOptions extends RequestOptions {
+  /**
+   * A record `initiating` or `unknown` that the service does not hold (404) becomes `not-sent` once it has been
+   * untouched (its `updatedAt`) this long: by then its push cannot still be on its way. Keep it above the
+   * `timeoutMs` of clients that share the journal from other processes.
+   * @defaultValue `10000`
+   */
+  notFoundGraceMs?: number;
+  /**
+   * How many status checks run at once.
+   * @defaultValue `8`
+   */
+  concurrency?: number;
+}
+
+/** A status check by reference with the call's retries: the status, or `undefined` on 404. */
+export type RecoverCheck = (referenceId: string, options: RequestOptions) => Promise<CollectionStatus | undefined>;
+
+/** Errors that no other record would escape: stop and reject rather than leave every record "unreachable". */
+function isFatal(error: unknown): boolean {
+  return error instanceof AuthenticationError || error instanceof PermissionDeniedError || error instanceof ConfigurationError;
+}
+
+/** Runs `recover()`: see `CollectionsClient.recover`. */
+export async function recoverPayments(
+  binding: JournalBinding,
+  check: RecoverCheck,
+  options: RecoverOptions = {},
+): Promise<PaymentRecord[]> {
+  const { notFoundGraceMs = NOT_FOUND_GRACE_MS, concurrency = 8, ...requestOptions } = options;
+  const issues = [];
+  if (typeof notFoundGraceMs !== 'number' || !Number.isFinite(notFoundGraceMs) || notFoundGraceMs < 0) {
+    issues.push({ path: 'notFoundGraceMs', message: 'must be a finite number ≥ 0' });
+  }
+  if (!Number.isInteger(concurrency) || concurrency < 1) issues.push({ path: 'concurrency', message: 'must be an integer ≥ 1' });
+  if (issues.length > 0) throw new RequestValidationError(issues, 'recover options');
+  requestOptions.signal?.throwIfAborted();
+
+  const open = await binding.use('list the open payments', undefined, (journal) => journal.list({ states: OPEN_PAYMENT_STATES }));
+  // Payments this client is sending right now are its own business: their initiate records the outcome.
+  const records = open.filter((record) => !binding.inFlight.has(record.referenceId));
+  const results: PaymentRecord[] = new Array(records.length);
+  let next = 0;
+  let fatal: { error: unknown } | undefined;
+
+  const recoverOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
+    let status: CollectionStatus | undefined;
+    try {
+      status = await check(record.referenceId, requestOptions);
+    } catch (error) {
+      if (requestOptions.signal?.aborted || isFatal(error)) throw error;
+      binding.logger.warn(`recover: could not check referenceId ${record.referenceId}; left ${record.state}`, {
+        reason: error instanceof Error ? error.message : String(error),
+      });
+      return record;
+    }
+    if (status !== undefined) {
+      const updated = await binding.use('record a recovered status', record.referenceId, (journal) =>
+        journal.update(record.referenceId, statusChange(status)),
+      );
+      return updated ?? record;
+    }
+    if (record.state === 'pending') {
+      binding.logger.warn(`recover: the service no longer finds referenceId ${record.referenceId}, which it accepted; left pending`);
+      return record;
+    }
+    // Read again right before closing: an attempt that started meanwhile (in another process) wrote the record first.
+    const latest = await binding.use('read a payment', record.referenceId, (journal) => journal.get(record.referenceId));
+    if (latest === undefined || latest.state === 'pending' || latest.updatedAt !== record.updatedAt) return latest ?? record;
+    if (Date.now() - Date.parse(record.updatedAt) < notFoundGraceMs) return record;
+    const closed = await binding.use('record a payment as not sent', record.referenceId, (journal) =>
+      journal.update(record.referenceId, { state: 'not-sent', updatedAt: now() }),
+    );
+    return closed ?? record;
+  };
+
+  const worker = async () => {
+    while (fatal === undefined && next < records.length) {
+      const index = next++;
+      try {
+        results[index] = await recoverOne(records[index] as PaymentRecord);
+      } catch (error) {
+        fatal ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
+  if (fatal !== undefined) throw fatal.error;
+  return results;
+}

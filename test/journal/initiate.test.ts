@@ -1,0 +1,316 @@
+/** initiate with a journal: every state change, the write before the first byte, and a referenceId already in the journal. */
+import { HttpResponse, http } from 'msw';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  ConfigurationError,
+  JournalError,
+  MemoryJournal,
+  type PaymentJournal,
+  type PaymentRecord,
+  RequestValidationError,
+  UnknownOutcomeError,
+  UnprocessableEntityError,
+} from '../../src/index.js';
+import { paymentFingerprint } from '../../src/journal/fingerprint.js';
+import {
+  advanceUntilSettled,
+  CHECK_URL,
+  collectionInput,
+  collectionsClient,
+  INITIATE_URL,
+  inOrder,
+  json,
+  PRODUCT_ID,
+  REFERENCE_ID,
+  rejectionOf,
+  statusBody,
+  track,
+  useFakeClock,
+  validationProblem,
+} from '../helpers/collections.js';
+import { useMswServer } from '../helpers/msw.js';
+
+const { server, requests } = useMswServer();
+afterEach(() => vi.useRealTimers());
+
+const accepted = () => json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending' } });
+const notFound = () => json(404, { success: false, message: 'Collection not found' });
+const unavailable = () => json(503, { success: false }, { 'retry-after': '0' });
+const posts = () => requests.filter((request) => request.method === 'POST').length;
+
+/** A record as an earlier process would have left it for `collectionInput()`. */
+async function earlierRecord(state: PaymentRecord['state'], ageMs: number, fields: Partial<PaymentRecord> = {}): Promise<PaymentRecord> {
+  const at = new Date(Date.now() - ageMs).toISOString();
+  const fingerprint = await paymentFingerprint({
+    referenceId: REFERENCE_ID,
+    productId: PRODUCT_ID,
+    amount: 25,
+    currency: 'ZMW',
+    phoneNumber: '260977123456',
+  });
+  return {
+    referenceId: REFERENCE_ID,
+    state,
+    productId: PRODUCT_ID,
+    amount: 25,
+    currency: 'ZMW',
+    phoneNumber: '260*******56',
+    fingerprint,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
+}
+
+describe('initiate writes the journal', () => {
+  it('writes initiating before the request leaves, then pending on the 202; the number masked, nothing else of it kept', async () => {
+    const journal = new MemoryJournal();
+    let seenByServer: PaymentRecord | undefined;
+    server.use(
+      http.post(INITIATE_URL, async () => {
+        seenByServer = await journal.get(REFERENCE_ID);
+        return accepted();
+      }),
+    );
+    const result = await collectionsClient({ journal }).initiate(collectionInput({ narration: 'Till 3' }));
+    expect(result).toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
+    expect(seenByServer).toMatchObject({
+      referenceId: REFERENCE_ID,
+      state: 'initiating',
+      amount: 25,
+      currency: 'ZMW',
+      narration: 'Till 3',
+    });
+    const record = await journal.get(REFERENCE_ID);
+    expect(record).toMatchObject({ state: 'pending', statusText: 'pending', phoneNumber: '260*******56', productId: PRODUCT_ID });
+    expect(record?.fingerprint).toMatch(/^v1:[0-9a-f]{3}$/);
+    expect(JSON.stringify(record)).not.toMatch(/977123|0977|9771/);
+    expect(Date.parse(record?.updatedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(record?.createdAt ?? ''));
+  });
+
+  it('a journal that cannot write rejects with JournalError and sends nothing', async () => {
+    const journal = new MemoryJournal();
+    journal.insert = () => Promise.reject(new Error('disk full'));
+    server.use(http.post(INITIATE_URL, accepted));
+    const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(JournalError);
+    expect(error).toMatchObject({ referenceId: REFERENCE_ID, message: expect.stringMatching(/nothing was sent.*disk full/) });
+    expect((error as JournalError).cause).toBeInstanceOf(Error);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('input rejected locally is not recorded', async () => {
+    const journal = new MemoryJournal();
+    await expect(collectionsClient({ journal }).initiate(collectionInput({ amount: 0 }))).rejects.toBeInstanceOf(RequestValidationError);
+    expect(await journal.list()).toEqual([]);
+  });
+
+  it('a refusal by the service (422) → rejected, with the error as plain data', async () => {
+    const journal = new MemoryJournal();
+    server.use(http.post(INITIATE_URL, () => json(422, validationProblem('/v1/collections/mobile-money'))));
+    await expect(collectionsClient({ journal }).initiate(collectionInput())).rejects.toBeInstanceOf(UnprocessableEntityError);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({
+      state: 'rejected',
+      error: { name: 'UnprocessableEntityError', status: 422, code: 'E_VALIDATION_ERROR' },
+    });
+  });
+
+  it('an outcome that cannot be established → unknown', async () => {
+    const journal = new MemoryJournal();
+    server.use(
+      http.post(INITIATE_URL, () => HttpResponse.error()),
+      http.get(CHECK_URL, unavailable),
+    );
+    await expect(collectionsClient({ journal, maxRetries: 0 }).initiate(collectionInput())).rejects.toBeInstanceOf(UnknownOutcomeError);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'unknown', error: { name: 'UnknownOutcomeError' } });
+  });
+
+  it('one attempt that provably created nothing (429, no retries left) → not-sent', async () => {
+    const journal = new MemoryJournal();
+    server.use(http.post(INITIATE_URL, () => json(429, { success: false }, { 'retry-after': '1' })));
+    await expect(collectionsClient({ journal, maxRetries: 0 }).initiate(collectionInput())).rejects.toMatchObject({ status: 429 });
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'not-sent', error: { name: 'RateLimitError', status: 429 } });
+  });
+
+  it('a key that cannot be resolved (nothing sent) → not-sent', async () => {
+    const journal = new MemoryJournal();
+    const client = collectionsClient({
+      journal,
+      apiKey: () => {
+        throw new Error('vault down');
+      },
+    });
+    await expect(client.initiate(collectionInput())).rejects.toBeInstanceOf(ConfigurationError);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'not-sent', error: { name: 'ConfigurationError' } });
+    expect(requests).toHaveLength(0);
+  });
+
+  it('a write after the 202 that fails does not turn the accepted payment into an error (the record stays open)', async () => {
+    const journal = new MemoryJournal();
+    journal.update = () => Promise.reject(new Error('disk full'));
+    server.use(http.post(INITIATE_URL, accepted));
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    await expect(collectionsClient({ journal, logger, logLevel: 'error' }).initiate(collectionInput())).resolves.toMatchObject({
+      status: 'pending',
+    });
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
+    expect(logger.error).toHaveBeenCalledWith(expect.stringMatching(/could not record pending/), expect.anything());
+  });
+
+  it('before a resend, the record is written again; a record closed meanwhile is not resent', async () => {
+    const journal = new MemoryJournal();
+    const writes: string[] = [];
+    const update = journal.update.bind(journal);
+    journal.update = (referenceId, change) => {
+      writes.push(change.state);
+      return update(referenceId, change);
+    };
+    const writesSeenBySecondPost: string[][] = [];
+    server.use(
+      http.post(
+        INITIATE_URL,
+        inOrder(
+          () => HttpResponse.error(),
+          () => {
+            writesSeenBySecondPost.push([...writes]);
+            return accepted();
+          },
+        ),
+      ),
+      http.get(CHECK_URL, notFound),
+    );
+    await collectionsClient({ journal, maxRetries: 1 }).initiate(collectionInput());
+    expect(posts()).toBe(2);
+    expect(writesSeenBySecondPost).toEqual([['initiating']]);
+    expect(writes).toEqual(['initiating', 'pending']);
+
+    // Now a record that another process closes while this one waits to resend.
+    requests.length = 0;
+    const other = new MemoryJournal();
+    server.use(
+      http.post(INITIATE_URL, () => HttpResponse.error()),
+      http.get(CHECK_URL, async () => {
+        await other.update(REFERENCE_ID, { state: 'not-sent', updatedAt: new Date().toISOString() });
+        return notFound();
+      }),
+    );
+    const error = await rejectionOf(collectionsClient({ journal: other, maxRetries: 1 }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect(posts()).toBe(1);
+    expect((await other.get(REFERENCE_ID))?.state).toBe('not-sent');
+  });
+
+  it('checks the journal option at construction', () => {
+    expect(() => collectionsClient({ journal: {} as PaymentJournal })).toThrow(ConfigurationError);
+  });
+});
+
+describe('a referenceId already in the journal', () => {
+  it('the same payment, pending or settled: resolves with it, nothing sent', async () => {
+    for (const [state, statusText] of [
+      ['pending', 'pending'],
+      ['successful', 'successful'],
+      ['failed', 'failed'],
+    ] as const) {
+      const journal = new MemoryJournal();
+      await journal.insert(await earlierRecord(state, 0, { statusText }));
+      // The same payment, its number written another way.
+      const result = await collectionsClient({ journal }).initiate(collectionInput({ phoneNumber: '+260 97 712 3456' }));
+      expect(result).toEqual({ referenceId: REFERENCE_ID, status: statusText });
+    }
+    expect(requests).toHaveLength(0);
+  });
+
+  it('a different payment under the same referenceId: RequestValidationError on referenceId, nothing sent', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(await earlierRecord('pending', 0));
+    const client = collectionsClient({ journal });
+    // 0977000056 shares the mask (260*******56) and differs only in the digits the journal does not show.
+    for (const changed of [{ amount: 26 }, { narration: 'x' }, { phoneNumber: '0966123456' }, { phoneNumber: '0977000056' }]) {
+      const error = await rejectionOf(client.initiate(collectionInput(changed)));
+      expect(error).toBeInstanceOf(RequestValidationError);
+      expect((error as RequestValidationError).issues).toEqual([
+        { path: 'referenceId', message: expect.stringMatching(/different payment/) },
+      ]);
+    }
+    expect(requests).toHaveLength(0);
+  });
+
+  it('rejected or not-sent: refused locally, start over with a new referenceId', async () => {
+    for (const state of ['rejected', 'not-sent'] as const) {
+      const journal = new MemoryJournal();
+      await journal.insert(await earlierRecord(state, 0));
+      const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
+      expect((error as RequestValidationError).issues?.[0]).toMatchObject({
+        path: 'referenceId',
+        message: expect.stringMatching(/new referenceId/),
+      });
+    }
+    expect(requests).toHaveLength(0);
+  });
+
+  it('initiating from a crashed process, found at the service: resolves with it and records it, no second push', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(await earlierRecord('initiating', 60_000));
+    server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'successful', transactionCode: 'TX1' }))));
+    await expect(collectionsClient({ journal }).initiate(collectionInput())).resolves.toEqual({
+      referenceId: REFERENCE_ID,
+      status: 'successful',
+    });
+    expect(posts()).toBe(0);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'successful', transactionCode: 'TX1' });
+  });
+
+  it('initiating, untouched past the grace period and not at the service: sent once', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(await earlierRecord('unknown', 60_000));
+    server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
+    await expect(collectionsClient({ journal }).initiate(collectionInput())).resolves.toMatchObject({ status: 'pending' });
+    expect(posts()).toBe(1);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+  });
+
+  it('initiating, written moments ago and not at the service yet: waits out the grace period, checks again, then sends', async () => {
+    useFakeClock();
+    const journal = new MemoryJournal();
+    await journal.insert(await earlierRecord('initiating', 2_000));
+    server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
+    const state = track(collectionsClient({ journal }).initiate(collectionInput()));
+    await vi.advanceTimersByTimeAsync(7_000);
+    expect(state.settled).toBe(false);
+    expect(posts()).toBe(0);
+    await advanceUntilSettled(state);
+    expect(state.value).toMatchObject({ status: 'pending' });
+    expect(requests.map((request) => request.method)).toEqual(['GET', 'GET', 'POST']);
+  });
+
+  it('open, and the service unreachable: UnknownOutcomeError, nothing sent, the record left as it was', async () => {
+    const journal = new MemoryJournal();
+    const record = await earlierRecord('unknown', 60_000);
+    await journal.insert(record);
+    server.use(http.get(CHECK_URL, unavailable), http.post(INITIATE_URL, accepted));
+    await expect(collectionsClient({ journal, maxRetries: 0 }).initiate(collectionInput())).rejects.toBeInstanceOf(UnknownOutcomeError);
+    expect(posts()).toBe(0);
+    expect(await journal.get(REFERENCE_ID)).toEqual(record);
+  });
+
+  it('two calls at once for one payment: one push, both resolve', async () => {
+    const journal = new MemoryJournal();
+    server.use(http.post(INITIATE_URL, accepted));
+    const client = collectionsClient({ journal });
+    const results = await Promise.all([client.initiate(collectionInput()), client.initiate(collectionInput())]);
+    expect(results).toEqual([
+      { referenceId: REFERENCE_ID, status: 'pending' },
+      { referenceId: REFERENCE_ID, status: 'pending' },
+    ]);
+    expect(posts()).toBe(1);
+  });
+
+  it('a journal that cannot be read: JournalError, nothing sent', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(await earlierRecord('pending', 0));
+    journal.get = () => Promise.reject(new Error('locked'));
+    await expect(collectionsClient({ journal }).initiate(collectionInput())).rejects.toBeInstanceOf(JournalError);
+    expect(requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,225 @@
+/** recover(), the statuses checkStatus and pollUntilSettled record, and saleOutcome. */
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  ConfigurationError,
+  JournalError,
+  MemoryJournal,
+  type PaymentRecord,
+  type PaymentState,
+  RequestValidationError,
+  saleOutcome,
+} from '../../src/index.js';
+import {
+  CHECK_URL,
+  collectionInput,
+  collectionsClient,
+  INITIATE_URL,
+  json,
+  PRODUCT_ID,
+  REFERENCE_ID,
+  rejectionOf,
+  statusBody,
+} from '../helpers/collections.js';
+import { useMswServer } from '../helpers/msw.js';
+
+const { server, requests } = useMswServer();
+
+const notFound = () => json(404, { success: false, message: 'Collection not found' });
+
+/** A record last written `ageMs` ago; `order` sets its place in the journal (its createdAt). */
+function record(referenceId: string, state: PaymentState, ageMs: number, order = 0): PaymentRecord {
+  const createdAt = new Date(Date.now() - 100_000 + order).toISOString();
+  return {
+    referenceId,
+    state,
+    productId: PRODUCT_ID,
+    amount: 25,
+    currency: 'ZMW',
+    phoneNumber: '260*******56',
+    fingerprint: 'v1:abc',
+    createdAt,
+    updatedAt: new Date(Date.now() - ageMs).toISOString(),
+  };
+}
+
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+/** A status endpoint answering per reference: a statusText, 404, or 503. */
+function statuses(answers: Record<string, string | 404 | 503 | 401>) {
+  return http.get(CHECK_URL, ({ params }) => {
+    const answer = answers[String(params.referenceId)];
+    if (answer === 404 || answer === undefined) return notFound();
+    if (answer === 503) return json(503, { success: false });
+    if (answer === 401) return json(401, { success: false, message: 'Unauthorized' });
+    return HttpResponse.json(
+      statusBody({ referenceId: String(params.referenceId), statusText: answer, transactionCode: answer === 'pending' ? null : 'TX' }),
+    );
+  });
+}
+
+describe('recover', () => {
+  it('moves every open record to what the service knows, and resolves with them in their new states, oldest first', async () => {
+    const journal = new MemoryJournal();
+    const cases: [PaymentState, string | 404 | 503, number, PaymentState][] = [
+      ['initiating', 'successful', 60_000, 'successful'],
+      ['unknown', 'failed', 60_000, 'failed'],
+      ['pending', 'pending', 60_000, 'pending'],
+      ['initiating', 'pending', 60_000, 'pending'],
+      ['initiating', 404, 60_000, 'not-sent'],
+      ['unknown', 404, 60_000, 'not-sent'],
+      ['initiating', 404, 1_000, 'initiating'], // within the grace period: its push may still arrive
+      ['pending', 404, 60_000, 'pending'], // accepted once: a 404 now proves nothing
+      ['unknown', 503, 60_000, 'unknown'], // unreachable: left as it was
+    ];
+    for (const [index, [state]] of cases.entries()) await journal.insert(record(id(index), state, cases[index]?.[2] ?? 0, index));
+    await journal.insert(record(id(99), 'successful', 60_000)); // final: not looked at
+    server.use(statuses(Object.fromEntries(cases.map(([, answer], index) => [id(index), answer]))));
+    const recovered = await collectionsClient({ journal, maxRetries: 0 }).recover();
+    expect(recovered.map((item) => [item.referenceId, item.state])).toEqual(cases.map(([, , , expected], index) => [id(index), expected]));
+    expect(recovered[0]).toMatchObject({ statusText: 'successful', transactionCode: 'TX' });
+    for (const item of recovered) expect(await journal.get(item.referenceId)).toEqual(item);
+    expect(requests.some((request) => request.path.endsWith(id(99)))).toBe(false);
+  });
+
+  it('notFoundGraceMs sets when a 404 proves a push never arrived', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(record(id(1), 'initiating', 1_000));
+    server.use(statuses({}));
+    const client = collectionsClient({ journal });
+    expect((await client.recover({ notFoundGraceMs: 5_000 }))[0]?.state).toBe('initiating');
+    expect((await client.recover({ notFoundGraceMs: 500 }))[0]?.state).toBe('not-sent');
+    expect(await client.recover()).toEqual([]);
+  });
+
+  it('runs at most `concurrency` checks at once', async () => {
+    const journal = new MemoryJournal();
+    for (let index = 0; index < 12; index++) await journal.insert(record(id(index), 'pending', 1_000, index));
+    let running = 0;
+    let most = 0;
+    server.use(
+      http.get(CHECK_URL, async ({ params }) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+        return HttpResponse.json(statusBody({ referenceId: String(params.referenceId), statusText: 'successful' }));
+      }),
+    );
+    const recovered = await collectionsClient({ journal }).recover({ concurrency: 3 });
+    expect(recovered).toHaveLength(12);
+    expect(most).toBe(3);
+    expect((await collectionsClient({ journal }).recover()).length).toBe(0);
+  });
+
+  it('leaves the payments this client is sending right now to their initiate', async () => {
+    const journal = new MemoryJournal();
+    const client = collectionsClient({ journal });
+    let recoveredMeanwhile: PaymentRecord[] | undefined;
+    server.use(
+      http.post(INITIATE_URL, async () => {
+        recoveredMeanwhile = await client.recover({ notFoundGraceMs: 0 });
+        return json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending' } });
+      }),
+      statuses({}),
+    );
+    await client.initiate(collectionInput());
+    expect(recoveredMeanwhile).toEqual([]);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+  });
+
+  it('rejects on a key that cannot check statuses, on bad options, without a journal, and on a journal that cannot be read', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(record(id(1), 'pending', 1_000));
+    server.use(statuses({ [id(1)]: 401 }));
+    await expect(collectionsClient({ journal }).recover()).rejects.toBeInstanceOf(AuthenticationError);
+    const bad = await rejectionOf(collectionsClient({ journal }).recover({ concurrency: 0, notFoundGraceMs: -1 }));
+    expect(bad).toBeInstanceOf(RequestValidationError);
+    expect((bad as RequestValidationError).issues.map((issue) => issue.path).sort()).toEqual(['concurrency', 'notFoundGraceMs']);
+    await expect(collectionsClient().recover()).rejects.toBeInstanceOf(ConfigurationError);
+    journal.list = () => Promise.reject(new Error('locked'));
+    await expect(collectionsClient({ journal }).recover()).rejects.toBeInstanceOf(JournalError);
+  });
+
+  it('an aborted recover rejects with the reason', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(record(id(1), 'pending', 1_000));
+    const controller = new AbortController();
+    server.use(
+      http.get(CHECK_URL, async () => {
+        controller.abort(new Error('till closing'));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return HttpResponse.json(statusBody({ referenceId: id(1), statusText: 'pending' }));
+      }),
+    );
+    await expect(collectionsClient({ journal }).recover({ signal: controller.signal })).rejects.toThrow('till closing');
+  });
+});
+
+describe('checkStatus and pollUntilSettled record what they see', () => {
+  it('checkStatus records a settled status with its code and reason; a record not in the journal is left alone', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(record(REFERENCE_ID, 'pending', 0));
+    server.use(
+      http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'failed', transactionCode: 'E1', reason: 'declined' }))),
+    );
+    const client = collectionsClient({ journal });
+    await client.checkStatus(REFERENCE_ID);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({
+      state: 'failed',
+      statusText: 'failed',
+      transactionCode: 'E1',
+      reason: 'declined',
+    });
+    await client.checkStatus(id(5));
+    expect(await journal.get(id(5))).toBeUndefined();
+  });
+
+  it('pollUntilSettled records pending once, then the settled status', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(record(REFERENCE_ID, 'unknown', 0));
+    const writes: string[] = [];
+    const update = journal.update.bind(journal);
+    journal.update = (referenceId, change) => {
+      writes.push(change.state);
+      return update(referenceId, change);
+    };
+    let polls = 0;
+    server.use(
+      http.get(CHECK_URL, () =>
+        HttpResponse.json(statusBody({ statusText: ++polls < 4 ? 'pending' : 'successful', transactionCode: polls < 4 ? null : 'OK' })),
+      ),
+    );
+    const status = await collectionsClient({ journal }).pollUntilSettled(REFERENCE_ID, {
+      initialDelayMs: 0,
+      intervalMs: 1,
+      maxIntervalMs: 1,
+    });
+    expect(status.statusText).toBe('successful');
+    expect(writes).toEqual(['pending', 'successful']);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'successful', transactionCode: 'OK' });
+  });
+
+  it('a journal that fails while recording does not fail the status check (logged)', async () => {
+    const journal = new MemoryJournal();
+    await journal.insert(record(REFERENCE_ID, 'pending', 0));
+    journal.update = () => Promise.reject(new Error('disk full'));
+    server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'successful' }))));
+    const logger = { debug() {}, info() {}, warn() {}, error: (message: string) => errors.push(message) };
+    const errors: string[] = [];
+    await expect(collectionsClient({ journal, logger, logLevel: 'error' }).checkStatus(REFERENCE_ID)).resolves.toMatchObject({
+      statusText: 'successful',
+    });
+    expect(errors).toEqual([expect.stringMatching(/could not record status successful/)]);
+  });
+});
+
+describe('saleOutcome', () => {
+  it('says what a till shows for each state', () => {
+    const outcomes = (['successful', 'failed', 'not-sent', 'rejected', 'initiating', 'pending', 'unknown'] as const).map((state) =>
+      saleOutcome({ state }),
+    );
+    expect(outcomes).toEqual(['paid', 'not-paid', 'not-sent', 'not-sent', 'unknown', 'unknown', 'unknown']);
+  });
+});

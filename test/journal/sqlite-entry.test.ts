@@ -1,0 +1,47 @@
+/** The built `tap-collections-sdk/sqlite` entry, as a user loads it: `require` and `import`; the main entry stays free of it. */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+beforeAll(() => {
+  if (!existsSync(`${root}/dist/sqlite/index.js`)) throw new Error('build first: this test loads the built entry (npm run build)');
+});
+
+const script = (load: string) => `
+${load}
+const journal = new SqliteJournal(':memory:');
+const record = { referenceId: 'r', state: 'initiating', productId: 'p', amount: 1, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'v1:abc', createdAt: 'a', updatedAt: 'a' };
+console.log(await journal.insert(record), await journal.insert(record), (await journal.get('r')).state);
+`;
+
+it('loads through import and through require, and works', async () => {
+  const esm = await run(
+    process.execPath,
+    ['--input-type=module', '-e', script("import { SqliteJournal } from 'tap-collections-sdk/sqlite';")],
+    { cwd: root },
+  );
+  expect(esm.stdout.trim()).toBe('true false initiating');
+  const cjs = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      script(
+        "import { createRequire } from 'node:module'; const { SqliteJournal } = createRequire(process.cwd() + '/x.cjs')('tap-collections-sdk/sqlite');",
+      ),
+    ],
+    { cwd: root },
+  );
+  expect(cjs.stdout.trim()).toBe('true false initiating');
+});
+
+it('the main entry does not import node:sqlite (or any node: module)', () => {
+  for (const file of ['dist/index.js', 'dist/index.cjs']) {
+    expect(readFileSync(`${root}/${file}`, 'utf8')).not.toMatch(/["']node:/);
+  }
+});
