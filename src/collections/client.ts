@@ -197,7 +197,9 @@ export class CollectionsClient {
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     checkReferenceId(referenceId);
     const settings = this.#transport.settingsFor(options);
-    const status = await this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
+    const status = await this.#transport.withRetries(settings, (attemptNumber) =>
+      this.#checkStatusOnce(referenceId, settings, attemptNumber),
+    );
     await this.#journal?.recordStatus(referenceId, status);
     return status;
   }
