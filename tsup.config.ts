@@ -1,4 +1,10 @@
+import { rmSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+
+// dist/ is emptied here, once, before any build of this run starts, instead of by tsup's `clean`: that runs inside one
+// config's build, and its declaration step deletes every .d.ts under dist/, including those another config of the same
+// run has already written (dist/testing/index.d.ts went missing whenever the main entry's declarations finished last).
+rmSync('dist', { recursive: true, force: true });
 
 /**
  * One line per entry point: `dist/<key>.{js,cjs,d.ts,d.cts}`. Entries whose types import an optional peer
@@ -68,7 +74,7 @@ const bin: Options = {
 };
 
 export default defineConfig([
-  { ...shared, entry: entries, format: 'esm', clean: true },
+  { ...shared, entry: entries, format: 'esm' },
   { ...shared, entry: entries, format: 'cjs' },
   { ...shared, entry: withOptionalPeerTypes, format: 'esm', dts: { banner: OPTIONAL_PEER_BANNER } },
   { ...shared, entry: withOptionalPeerTypes, format: 'cjs', dts: { banner: OPTIONAL_PEER_BANNER } },
