@@ -10,7 +10,8 @@ import { API_KEY, type BenchSdk, loadSdk, median, printTable, spawnBenchChild } 
 
 const CLIENTS = 2_000;
 const ROUNDS = 5;
-const BASE_URL = 'http://127.0.0.1:9';
+/** Never connected to (a fake answers, or nothing is sent); not a port on fetch's blocked list. */
+const BASE_URL = 'http://127.0.0.1:2';
 
 /** Runs (f) in a child process with `--expose-gc`, and waits for it. */
 export async function run(_sdk: BenchSdk): Promise<void> {
@@ -40,7 +41,7 @@ export async function measure(): Promise<void> {
     { name: 'openai (new OpenAI)', make: () => new OpenAI({ apiKey: API_KEY, baseURL: BASE_URL }) },
     {
       name: 'stripe (new Stripe, fetch client)',
-      make: () => new Stripe(API_KEY, { httpClient: fetchClient, host: '127.0.0.1', port: 9, protocol: 'http' }),
+      make: () => new Stripe(API_KEY, { httpClient: fetchClient, host: '127.0.0.1', port: 2, protocol: 'http' }),
     },
     { name: 'ky.create() (context)', make: () => ky.create({ prefix: BASE_URL, retry: 0, timeout: false }) },
   ];

@@ -13,7 +13,8 @@ import { IN_FLIGHT_SCHEDULE, inFlightRun } from './scale-runs.ts';
 
 const POLLS = 5_000;
 const ROUNDS = 3;
-const BASE_URL = 'http://127.0.0.1:9';
+/** Never connected to (a fake answers, or nothing is sent); not a port on fetch's blocked list. */
+const BASE_URL = 'http://127.0.0.1:2';
 
 /** Runs (h) in a child process with `--expose-gc`, and waits for it. */
 export async function run(_sdk: BenchSdk): Promise<void> {
@@ -56,7 +57,14 @@ export async function measure(): Promise<void> {
     {
       name: 'SDK CollectionsClient.pollUntilSettled',
       poller: (fetchFunction) => {
-        const client = new sdk.CollectionsClient({ apiKey: API_KEY, baseUrl: BASE_URL, logLevel: 'off', fetch: fetchFunction });
+        const client = new sdk.CollectionsClient({
+          apiKey: API_KEY,
+          baseUrl: BASE_URL,
+          logLevel: 'off',
+          fetch: fetchFunction,
+          // Every poll's request in flight at once (the default, 64, would queue the rest: another state).
+          maxConcurrentRequests: Number.POSITIVE_INFINITY,
+        });
         return (referenceId) => client.pollUntilSettled(referenceId, { ...IN_FLIGHT_SCHEDULE, maxWaitMs: 600_000 });
       },
     },

@@ -201,13 +201,18 @@ export class Transport {
    */
   send(spec: RequestSpec, settings: CallSettings, attemptNumber = 1): Promise<HttpResult> {
     const source = this.#config.apiKey;
-    // A fixed key and no concurrency limit need no wait before the attempt: no extra async step per call.
-    if (typeof source === 'string' && this.#limit.unlimited) return this.#sendWithKey(spec, settings, source, attemptNumber);
-    return this.#sendAfterWaits(spec, settings, attemptNumber);
+    // A fixed key is used at once, without an async step; only a key function is awaited.
+    if (typeof source !== 'string') return this.#sendAfterKey(spec, settings, attemptNumber);
+    if (this.#limit.unlimited) return this.#sendWithKey(spec, settings, source, attemptNumber);
+    return this.#sendInTurn(spec, settings, source, attemptNumber);
   }
 
-  async #sendAfterWaits(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
-    const apiKey = await this.#resolveApiKey(settings);
+  async #sendAfterKey(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
+    return this.#sendInTurn(spec, settings, await this.#resolveApiKey(settings), attemptNumber);
+  }
+
+  /** The attempt once the concurrency limit gives it a slot; the queue's wait ends at the abort and the deadline. */
+  #sendInTurn(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
     const queueWait = settings.deadline === undefined ? undefined : this.#deadlineWait(settings.deadline);
     return this.#limit.run(() => this.#sendWithKey(spec, settings, apiKey, attemptNumber), settings.signal, queueWait);
   }
