@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
-// dist/ is emptied here, once, before any build of this run starts, instead of by tsup's `clean`: that runs inside one
-// config's build, and its declaration step deletes every .d.ts under dist/, including those another config of the same
-// run has already written (dist/testing/index.d.ts went missing whenever the main entry's declarations finished last).
-rmSync('dist', { recursive: true, force: true });
+// dist is emptied here, once, before any build starts, instead of by tsup's `clean` option: that option also
+// deletes every .d.ts in dist when its config's declaration build starts, which races with the other configs'
+// declarations (dist/testing/index.d.ts went missing whenever the testing types were written first).
+rmSync(new URL('dist', import.meta.url), { recursive: true, force: true });
 
 /**
  * One line per entry point: `dist/<key>.{js,cjs,d.ts,d.cts}`. Entries whose types import an optional peer
