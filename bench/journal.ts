@@ -124,6 +124,11 @@ export async function benchJournal(options: { rounds?: number; callsPerRound?: n
   }
 }
 
+/** The registry's entry (`npm run bench -- journal`). */
+export async function run(): Promise<void> {
+  await benchJournal();
+}
+
 if (process.argv[1] !== undefined && pathToFileURL(process.argv[1]).href === import.meta.url) {
   await benchJournal();
 }

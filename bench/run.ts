@@ -31,6 +31,13 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   polling: () => import('./polling.ts'),
   scale: () => import('./scale.ts'),
   worker: () => import('./worker.ts'),
+  'cold-start': () => import('./cold-start.ts'),
+  calls: () => import('./calls.ts'),
+  clients: () => import('./clients.ts'),
+  bundle: () => import('./bundle.ts'),
+  'in-flight': () => import('./in-flight.ts'),
+  journal: () => import('./journal.ts'),
+  chaos: () => import('./chaos.ts'),
 };
 
 async function main(): Promise<void> {

@@ -34,7 +34,8 @@ export async function measure(): Promise<void> {
   if (!gc) throw new Error('section (c) needs node --expose-gc');
   const sdk = await loadSdk();
   const COUNT = SCALE_COUNT;
-  const baseUrl = 'http://127.0.0.1:9';
+  // Never connected to (the fake answers); port 9 is on fetch's blocked list, which the clients refuse.
+  const baseUrl = 'http://127.0.0.1:2';
   const defaults = sdk.POLL_DEFAULTS;
   const defaultSchedule = {
     initialDelayMs: defaults.initialDelayMs,
@@ -65,7 +66,14 @@ export async function measure(): Promise<void> {
   const viaSdk =
     (schedule: PollTimings | undefined): PollFactory =>
     (fetchFunction) => {
-      const client = new sdk.CollectionsClient({ apiKey: API_KEY, baseUrl, logLevel: 'off', fetch: fetchFunction });
+      const client = new sdk.CollectionsClient({
+        apiKey: API_KEY,
+        baseUrl,
+        logLevel: 'off',
+        fetch: fetchFunction,
+        // Every poll's request in flight at once (the default, 64, would queue the rest: another state).
+        maxConcurrentRequests: Number.POSITIVE_INFINITY,
+      });
       return schedule
         ? (referenceId) => client.pollUntilSettled(referenceId, { ...schedule, maxWaitMs: 600_000 })
         : (referenceId) => client.pollUntilSettled(referenceId);
@@ -110,6 +118,8 @@ export async function measure(): Promise<void> {
   ];
   const sdkWaitingBytes = heapSummary(waiting, 'sdk').heapPerPollBytes;
   const heapPass = sdkWaitingBytes <= 2_048;
+  const sdkInFlightBytes = heapSummary(inFlight, 'sdk').heapPerPollBytes;
+  const inFlightPass = sdkInFlightBytes <= 4_096;
   const latestReadingMs = Math.max(...waiting.hand.map((run) => run.readAfterMs), ...waiting.sdk.map((run) => run.readAfterMs));
   const earliestWakeMs = WAITING_SCHEDULE.initialDelayMs * (1 - sdk.POLL_JITTER);
   printTable(
@@ -126,7 +136,7 @@ export async function measure(): Promise<void> {
       `      ends ≥ ${earliestWakeMs} ms after it), then the polls run to the end. The target (≤ 2048 B) applies to this row: a fleet poller\n` +
       '      spends almost all its life here.\n' +
       `    request in flight: schedule ${JSON.stringify(IN_FLIGHT_SCHEDULE)}; every first check held until all polls\n` +
-      `      started (settle at check 1–5, seeded; released ${BATCH} per turn). Target not applied: the figure includes undici’s\n` +
+      `      started (settle at check 1–5, seeded; released ${BATCH} per turn). Target ≤ 4096 B: the figure includes the\n` +
       '      Request/Response objects of the request in flight, and the fake’s held answers (those in both variants).',
     ['variant', 'pending state', 'settled', 'all correct', 'heap B/poll', 'vs baseline', 'target'],
     rows.map((row) => [
@@ -136,7 +146,7 @@ export async function measure(): Promise<void> {
       row.problems.length === 0 ? 'yes' : 'NO',
       row.heapPerPollBytes.toFixed(0),
       row.sdk ? `${row.ratio.toFixed(2)}×` : '1.00×',
-      !row.sdk ? '-' : row.state === 'request in flight' ? 'not applied' : `≤ 2048 ${passFail(heapPass)}`,
+      !row.sdk ? '-' : row.state === 'request in flight' ? `≤ 4096 ${passFail(inFlightPass)}` : `≤ 2048 ${passFail(heapPass)}`,
     ]),
   );
 
@@ -181,7 +191,8 @@ export async function measure(): Promise<void> {
   );
   console.log(
     `Targets: correctness ${passFail(sdkCorrect)}, heap ≤ 2048 B/poll waiting between checks ${passFail(heapPass)} ` +
-      `(${sdkWaitingBytes.toFixed(0)} B), max stall ≤ 50 ms ${passFail(stallPass)} (${stallSdk.maxStallMs.toFixed(1)} ms; ` +
+      `(${sdkWaitingBytes.toFixed(0)} B), heap ≤ 4096 B/poll with a request in flight ${passFail(inFlightPass)} ` +
+      `(${sdkInFlightBytes.toFixed(0)} B), max stall ≤ 50 ms ${passFail(stallPass)} (${stallSdk.maxStallMs.toFixed(1)} ms; ` +
       `baseline ${stallHand.maxStallMs.toFixed(1)} ms). CPU/check: SDK ${stallSdk.cpuPerCheckUs.toFixed(1)} µs vs baseline ${stallHand.cpuPerCheckUs.toFixed(1)} µs.`,
   );
   if (handProblems.length > 0) console.log(`(baseline problems: ${handProblems.join('; ')})`);

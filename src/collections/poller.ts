@@ -65,6 +65,8 @@ export const POLL_JITTER = 0.1;
 
 /** The statuses that end a poll by default. */
 const SETTLED: readonly string[] = ['successful', 'failed'];
+/** The default settled set, shared by every poll that does not pass `settledStatuses` (no Set per poll). */
+const DEFAULT_SETTLED: ReadonlySet<string> = new Set(SETTLED);
 
 /** The timings of a poll schedule. */
 export type PollSchedule = Pick<Required<PollOptions>, 'initialDelayMs' | 'intervalMs' | 'maxIntervalMs'>;
@@ -125,7 +127,7 @@ function planPoll(options: PollOptions): PollPlan {
     maxIntervalMs,
     notFoundGraceMs: options.notFoundGraceMs ?? POLL_DEFAULTS.notFoundGraceMs,
     onUpdate: options.onUpdate,
-    settled: new Set(settled ?? SETTLED),
+    settled: settled === undefined ? DEFAULT_SETTLED : new Set(settled),
   };
 }
 
@@ -161,7 +163,8 @@ export async function pollUntilSettled(
   let lastStatus: CollectionStatus | undefined;
   // A 404 seen, and no status ever: nothing with this reference was seen (the timeout says so).
   let sawNotFound = false;
-  const unexpectedWarned = new Set<string>();
+  // Made on the first unexpected status only: most polls never see one.
+  let unexpectedWarned: Set<string> | undefined;
   const timedOut = () => new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs, sawNotFound && lastStatus === undefined);
   for (let pauseNumber = 0; ; pauseNumber++) {
     let pauseMs = pollPauseMs(pauseNumber, plan);
@@ -173,7 +176,8 @@ export async function pollUntilSettled(
       if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
       lastStatus = status;
       if (plan.settled.has(status.statusText)) return status;
-      if (status.statusText !== 'pending' && !unexpectedWarned.has(status.statusText)) {
+      if (status.statusText !== 'pending' && !unexpectedWarned?.has(status.statusText)) {
+        unexpectedWarned ??= new Set();
         unexpectedWarned.add(status.statusText);
         logger.warn(
           `collection ${referenceId} has status "${status.statusText}", neither pending nor settled; still waiting (see settledStatuses)`,

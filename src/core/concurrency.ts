@@ -16,6 +16,11 @@ export class ConcurrencyLimit {
     this.#limit = limit;
   }
 
+  /** Whether there is no limit (`Infinity`): callers may skip {@link run} and its async step. */
+  get unlimited(): boolean {
+    return this.#limit === Number.POSITIVE_INFINITY;
+  }
+
   /**
    * Runs `task` once a slot is free. While queued, an abort of `signal` rejects with its reason, and
    * `wait` (when given) rejects with its `onLimit()` after `limitMs`.

@@ -24,6 +24,8 @@ export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 /** The log levels, quietest first. */
 export const LOG_LEVELS: readonly LogLevel[] = ['off', 'error', 'warn', 'info', 'debug'];
 
+const DEBUG_RANK = LOG_LEVELS.indexOf('debug');
+
 /** The SDK's internal logger: drops lines below the level, redacts what it writes. */
 export class LevelLogger {
   readonly #sink: Logger;
@@ -45,6 +47,11 @@ export class LevelLogger {
       const safe = redactForLog(details);
       this.#sink[level](line, this.#secrets ? this.#secrets.scrubValue(safe) : safe);
     }
+  }
+
+  /** Whether debug lines are written: callers skip building a line that would be dropped. */
+  get debugEnabled(): boolean {
+    return this.#rank >= DEBUG_RANK;
   }
 
   debug(message: string, details?: Record<string, unknown>): void {

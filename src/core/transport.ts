@@ -199,8 +199,20 @@ export class Transport {
    * One attempt (following same-origin redirects), with no retry. The waits before the request is sent
    * (the key function, the concurrency queue) end at the caller's abort and at `settings.deadline`.
    */
-  async send(spec: RequestSpec, settings: CallSettings, attemptNumber = 1): Promise<HttpResult> {
-    const apiKey = await this.#resolveApiKey(settings);
+  send(spec: RequestSpec, settings: CallSettings, attemptNumber = 1): Promise<HttpResult> {
+    const source = this.#config.apiKey;
+    // A fixed key is used at once, without an async step; only a key function is awaited.
+    if (typeof source !== 'string') return this.#sendAfterKey(spec, settings, attemptNumber);
+    if (this.#limit.unlimited) return this.#sendWithKey(spec, settings, source, attemptNumber);
+    return this.#sendInTurn(spec, settings, source, attemptNumber);
+  }
+
+  async #sendAfterKey(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
+    return this.#sendInTurn(spec, settings, await this.#resolveApiKey(settings), attemptNumber);
+  }
+
+  /** The attempt once the concurrency limit gives it a slot; the queue's wait ends at the abort and the deadline. */
+  #sendInTurn(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
     const queueWait = settings.deadline === undefined ? undefined : this.#deadlineWait(settings.deadline);
     return this.#limit.run(() => this.#sendWithKey(spec, settings, apiKey, attemptNumber), settings.signal, queueWait);
   }
@@ -249,22 +261,32 @@ export class Transport {
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const network = <T>(step: () => Promise<T>) => this.#networkStep(step, settings, signal);
-    // The attempt's signal goes to fetch itself, not only inside ky's Request: a Request follows a signal
-    // through a weak reference, so a fetch that watched only the Request's signal could miss the abort.
-    const withSignal: FetchFunction = (input, init) => this.#config.fetch(input, { ...init, signal });
 
     const { controller: attempt, release } = followingController(settings.signal);
     const timeout = setTimeout(() => attempt.abort(), settings.timeoutMs);
     const signal = attempt.signal;
+    // The attempt's signal goes to fetch itself, not only inside ky's Request: a Request follows a signal
+    // through a weak reference, so a fetch that watched only the Request's signal could miss the abort.
+    const withSignal: FetchFunction = (input, init) => this.#config.fetch(input, { ...init, signal });
     const started = Date.now();
     let url = `${this.#config.baseUrl}${spec.path}`;
     // A raw request's query may carry personal data: log lines name the path only.
     const logPath = spec.path.split('?')[0] ?? spec.path;
-    this.logger.debug(`→ ${spec.method} ${logPath}`, spec.body === undefined ? undefined : { body: spec.body });
+    if (this.logger.debugEnabled) {
+      this.logger.debug(`→ ${spec.method} ${logPath}`, spec.body === undefined ? undefined : { body: spec.body });
+    }
+    // Only the network steps (the fetch, the body reads) are classified by #networkFailure; each is awaited
+    // in its own try, inline rather than through a wrapper, so an attempt in flight holds fewer frames.
     try {
       for (let redirects = 0; ; redirects++) {
-        const response = await network(() => this.#ky(url, { method: spec.method, headers, body, signal, fetch: withSignal }));
+        let response: Response;
+        try {
+          // The signal is given to fetch only (withSignal): given to ky too, ky would join it with its own through
+          // AbortSignal.any on every call, a composite that costs time and stays registered while in flight.
+          response = await this.#ky(url, { method: spec.method, headers, body, fetch: withSignal });
+        } catch (error) {
+          throw this.#networkFailure(error, settings, signal);
+        }
         const requestId = this.#requestIdOf(response);
         this.#notify(spec, response.status, requestId, started, attemptNumber);
         const next = this.#redirectTarget(response, spec.method, redirects);
@@ -273,15 +295,22 @@ export class Transport {
           url = next;
           continue;
         }
-        if (response.status >= 200 && response.status < 300) {
-          // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
-          // it); an error that keeps the body scrubs it through `scrub`.
-          const text = await network(() => this.#readSuccessBody(response, requestId, signal));
-          this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
-          return { status: response.status, ...parseBodyText(text), requestId, headers: response.headers, scrub: this.#scrubValue };
+        const success = response.status >= 200 && response.status < 300;
+        let text: string;
+        try {
+          text = success
+            ? await this.#readSuccessBody(response, requestId, signal)
+            : await readBodyText(response, ERROR_BODY_LIMIT, true, signal);
+        } catch (error) {
+          throw this.#networkFailure(error, settings, signal);
         }
-        const text = await network(() => readBodyText(response, ERROR_BODY_LIMIT, true, signal));
-        this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
+        if (this.logger.debugEnabled) {
+          this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
+        }
+        // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
+        // it); an error that keeps the body scrubs it through `scrub`.
+        if (success)
+          return { status: response.status, ...parseBodyText(text), requestId, headers: response.headers, scrub: this.#scrubValue };
         throw mapErrorResponse(
           this.#profile.service,
           this.#profile.readErrorEnvelope,
@@ -346,15 +375,17 @@ export class Transport {
 
   /** The next URL for a redirect the SDK follows; `undefined` for a non-redirect; throws for one it refuses. */
   #redirectTarget(response: Response, method: string, redirects: number): string | undefined {
-    if (response.type === 'opaqueredirect') throw new RedirectError(response.status, undefined, 'redirects are not followed here');
-    if (response.status < 300 || response.status >= 400 || response.status === 304) return undefined;
+    const status = response.status;
+    // An opaque redirect always has status 0: its (slower) type is read only then.
+    if (status === 0 && response.type === 'opaqueredirect') throw new RedirectError(status, undefined, 'redirects are not followed here');
+    if (status < 300 || status >= 400 || status === 304) return undefined;
     const location = response.headers.get('location');
     if (!location) return undefined;
     let target: URL;
     try {
       target = new URL(location, response.url || this.#config.baseUrl);
     } catch {
-      throw new RedirectError(response.status, undefined, 'the Location header is not a URL');
+      throw new RedirectError(status, undefined, 'the Location header is not a URL');
     }
     if (target.origin !== this.#origin) {
       // The Location is the service's text: a host made of the key must not reach the error.
@@ -373,33 +404,29 @@ export class Transport {
   }
 
   /**
-   * Runs a step that talks to the network (the fetch, a body read) and classifies how it failed: the
-   * caller's abort, the attempt's timeout, or the connection. Only these steps are classified, so a
-   * defect elsewhere surfaces as itself instead of posing as a network failure.
+   * Classifies how a network step (the fetch, a body read) failed: the caller's abort, the attempt's timeout,
+   * or the connection. Only these steps are classified, so a defect elsewhere surfaces as itself instead of
+   * posing as a network failure.
    */
-  async #networkStep<T>(step: () => Promise<T>, settings: CallSettings, attemptSignal: AbortSignal): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      if (settings.signal?.aborted) throw settings.signal.reason;
-      // Not the caller's signal, so the attempt's own timer fired.
-      if (attemptSignal.aborted) throw new TimeoutError(settings.timeoutMs);
-      if (error instanceof TapCollectionsError) throw error;
-      // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
-      const cause = error instanceof KyNetworkError ? error.cause : error;
-      const failure = classifyConnectionFailure(cause);
-      if (failure === 'permission-denied') {
-        throw new ConfigurationError('The runtime refused network access (Deno: run with --allow-net); nothing was sent', { cause });
-      }
-      const sent = failure === 'may-have-been-sent';
-      throw new ConnectionError(
-        sent ? 'The connection failed; the request may have reached the service' : 'Could not connect; nothing was sent',
-        {
-          cause,
-          requestMayHaveBeenSent: sent,
-        },
-      );
+  #networkFailure(error: unknown, settings: CallSettings, attemptSignal: AbortSignal): unknown {
+    if (settings.signal?.aborted) return settings.signal.reason;
+    // Not the caller's signal, so the attempt's own timer fired.
+    if (attemptSignal.aborted) return new TimeoutError(settings.timeoutMs);
+    if (error instanceof TapCollectionsError) return error;
+    // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
+    const cause = error instanceof KyNetworkError ? error.cause : error;
+    const failure = classifyConnectionFailure(cause);
+    if (failure === 'permission-denied') {
+      return new ConfigurationError('The runtime refused network access (Deno: run with --allow-net); nothing was sent', { cause });
     }
+    const sent = failure === 'may-have-been-sent';
+    return new ConnectionError(
+      sent ? 'The connection failed; the request may have reached the service' : 'Could not connect; nothing was sent',
+      {
+        cause,
+        requestMayHaveBeenSent: sent,
+      },
+    );
   }
 }
 
