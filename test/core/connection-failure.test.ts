@@ -1,14 +1,8 @@
-/**
- * What a failed fetch proves, per runtime. Node's own failures are real here (a closed port, a blocked port);
- * the other runtimes' are their exact error shapes, recorded from Deno 2.9, Bun 1.4 and workerd, given through
- * the `fetch` option (the runtime matrix, `npm run test:runtimes`, runs the same flows on the runtimes themselves).
- */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { classifyConnectionFailure } from '../../src/core/connection-failure.js';
 import { CollectionsClient, ConfigurationError, ConnectionError, TapClient, UnknownOutcomeError } from '../../src/index.js';
 import { API_KEY } from '../helpers/fixtures.js';
+import { closedPort } from '../helpers/http-server.js';
 import { rejectionOf } from '../helpers/tap.js';
 
 const PRODUCT_ID = '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b';
@@ -46,11 +40,7 @@ function collections(fetch: ReturnType<typeof failingFetch>, maxRetries = 0) {
 }
 
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }
 
 describe('a refused connection, read per runtime', () => {

@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { validationProblem as documentedValidationProblem } from '../helpers/collections.js';
 import { customerQuery } from '../helpers/fixtures.js';
+import { closedPort } from '../helpers/http-server.js';
 
 export const TAP_KEY = 'tap_fault_key_1a2b3c4d5e6f';
 export const OTHER_PARTNER_TAP_KEY = 'tap_fault_key_other_partner_9z8y';
@@ -249,10 +250,7 @@ function shutDown(server: Server, sockets: Set<Socket>): Promise<void> {
 
 /** A loopback URL with nothing listening behind it: connecting is refused. */
 export async function refusedBaseUrl(): Promise<string> {
-  const server = createServer();
-  const url = await listen(server);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return url;
+  return `http://127.0.0.1:${await closedPort()}`;
 }
 
 export async function startFaultServer(options: FaultServerOptions = {}): Promise<FaultServer> {

@@ -5,7 +5,7 @@
  * every open socket, so a handler that never answers cannot hold the test run open.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 
 export interface ReceivedRequest {
   method: string;
@@ -72,13 +72,27 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
   };
 }
 
-/** A port that was free a moment ago and has nothing listening on it now. */
+/**
+ * A loopback port with nothing listening on it. A port from `listen(0)` that was closed again can be handed to a
+ * server of another test file running in parallel, so the port comes from below 1024 (never handed out by
+ * `listen(0)`, and off fetch's blocked list), checked to refuse connections now.
+ */
 export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (let port = 1023; port >= 1016; port--) {
+    if (await refusesConnections(port)) return port;
+  }
+  throw new Error('no loopback port from 1016 to 1023 refuses connections');
+}
+
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
 }
 
 /** Sends `value` as a JSON response. */
