@@ -128,9 +128,11 @@ async function main(): Promise<void> {
   const dist = JSON.stringify(DIST);
   const zodNames = await zodFunctionsUsedBySdk();
   const entries: Entry[] = [
-    { name: 'TapClient + mobileNumberFor', code: `export { TapClient, mobileNumberFor } from ${dist};\n`, budget: 16_000 },
+    // The budget is a share of openai-node's bundle (below), measured in the same run; the absolute 16 kB / 18 kB budgets
+    // of the first release were replaced by it when ky was kept as the transport.
+    { name: 'TapClient + mobileNumberFor', code: `export { TapClient, mobileNumberFor } from ${dist};\n` },
     { name: 'CollectionsClient', code: `export { CollectionsClient } from ${dist};\n` },
-    { name: 'TapClient + CollectionsClient', code: `export { TapClient, CollectionsClient } from ${dist};\n`, budget: 18_000 },
+    { name: 'TapClient + CollectionsClient', code: `export { TapClient, CollectionsClient } from ${dist};\n` },
     { name: 'ky alone (context)', code: "import ky from 'ky';\nexport default ky;\n" },
     {
       name: `zod/mini alone, the ${zodNames.length} functions the SDK calls (context)`,
