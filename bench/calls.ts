@@ -11,50 +11,24 @@ import type { AddressInfo } from 'node:net';
 import ky from 'ky';
 import OpenAI from 'openai';
 import Stripe from 'stripe';
-import { API_KEY, type BenchSdk, median, passFail, printTable, spawnBenchChild } from './harness.ts';
+import {
+  API_KEY,
+  BENCH_REFERENCE_ID,
+  type BenchSdk,
+  CUSTOMER_QUERIES_PATH,
+  CUSTOMER_QUERY_INPUT,
+  CUSTOMER_QUERY_RESPONSE,
+  median,
+  passFail,
+  printTable,
+  spawnBenchChild,
+} from './harness.ts';
 
-const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
-const REFERENCE_ID = '7d3f2c1e-4b5a-4c6d-8e7f-901234567890';
+const REFERENCE_ID = BENCH_REFERENCE_ID;
 const CHECK_PATH = `/v1/collections/check/${REFERENCE_ID}`;
 const ROUNDS = 11;
 const CALLS = 50;
 const WARMUP = 200;
-
-const CUSTOMER_QUERY_INPUT = {
-  merchantId: 'MERCHANT-0001',
-  merchantName: 'Bench Store',
-  terminalId: 'TERMINAL-0001',
-  amount: 25,
-  tagId: 'TAG-0001',
-} as const;
-
-/** A 201 body valid for the SDK's customer-query schema. */
-const CUSTOMER_QUERY_RESPONSE = JSON.stringify({
-  success: true,
-  data: {
-    id: 'cq_0001',
-    partner: { partnerId: 'partner-0001', partnerName: 'Bench Partner' },
-    customer: { firstName: 'Chanda', lastName: 'Mwale' },
-    tag: {
-      tagId: 'TAG-0001',
-      tagNumber: '0001-0001',
-      mobileNumbers: [{ operator: 'airtel_money', mobileNumber: '260977123456', status: 'active' }],
-      status: 'active',
-    },
-    transaction: {
-      merchantId: 'MERCHANT-0001',
-      merchantName: 'Bench Store',
-      terminalId: 'TERMINAL-0001',
-      referenceId: REFERENCE_ID,
-      currency: 'ZMW',
-      amount: 25,
-      serviceCharge: 0.5,
-      status: 'pending',
-    },
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
-  },
-});
 
 /** A 200 body valid for the SDK's status-check schema. */
 const CHECK_RESPONSE = JSON.stringify({

@@ -68,3 +68,45 @@ export function spawnBenchChild(
 ): ChildProcess {
   return spawn(process.execPath, [...(options.nodeArgs ?? []), CHILD_ENTRY, module.href, exportName], { stdio: options.stdio });
 }
+
+/** The Tap create both per-call benchmarks send: a customer query for 25 ZMW on the seeded tag. */
+export const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
+/** The `referenceId` of the canned responses. */
+export const BENCH_REFERENCE_ID = '7d3f2c1e-4b5a-4c6d-8e7f-901234567890';
+
+/** A valid customer-query input (a `referenceId` is added per call). */
+export const CUSTOMER_QUERY_INPUT = {
+  merchantId: 'MERCHANT-0001',
+  merchantName: 'Bench Store',
+  terminalId: 'TERMINAL-0001',
+  amount: 25,
+  tagId: 'TAG-0001',
+} as const;
+
+/** A 201 body valid for `SubmitCustomerQueryResponseSchema` (src/tap/schemas.ts). */
+export const CUSTOMER_QUERY_RESPONSE = JSON.stringify({
+  success: true,
+  data: {
+    id: 'cq_0001',
+    partner: { partnerId: 'partner-0001', partnerName: 'Bench Partner' },
+    customer: { firstName: 'Chanda', lastName: 'Mwale' },
+    tag: {
+      tagId: 'TAG-0001',
+      tagNumber: '0001-0001',
+      mobileNumbers: [{ operator: 'airtel_money', mobileNumber: '260977123456', status: 'active' }],
+      status: 'active',
+    },
+    transaction: {
+      merchantId: 'MERCHANT-0001',
+      merchantName: 'Bench Store',
+      terminalId: 'TERMINAL-0001',
+      referenceId: BENCH_REFERENCE_ID,
+      currency: 'ZMW',
+      amount: 25,
+      serviceCharge: 0.5,
+      status: 'pending',
+    },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  },
+});

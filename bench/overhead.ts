@@ -6,45 +6,18 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ky from 'ky';
-import { API_KEY, type BenchSdk, median, passFail, percentile, printTable, spawnBenchChild } from './harness.ts';
-
-const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
-
-const CUSTOMER_QUERY_INPUT = {
-  merchantId: 'MERCHANT-0001',
-  merchantName: 'Bench Store',
-  terminalId: 'TERMINAL-0001',
-  amount: 25,
-  tagId: 'TAG-0001',
-} as const;
-
-/** A 201 body valid for `SubmitCustomerQueryResponseSchema` (src/tap/schemas.ts). */
-const CUSTOMER_QUERY_RESPONSE = JSON.stringify({
-  success: true,
-  data: {
-    id: 'cq_0001',
-    partner: { partnerId: 'partner-0001', partnerName: 'Bench Partner' },
-    customer: { firstName: 'Chanda', lastName: 'Mwale' },
-    tag: {
-      tagId: 'TAG-0001',
-      tagNumber: '0001-0001',
-      mobileNumbers: [{ operator: 'airtel_money', mobileNumber: '260977123456', status: 'active' }],
-      status: 'active',
-    },
-    transaction: {
-      merchantId: 'MERCHANT-0001',
-      merchantName: 'Bench Store',
-      terminalId: 'TERMINAL-0001',
-      referenceId: '7d3f2c1e-4b5a-4c6d-8e7f-901234567890',
-      currency: 'ZMW',
-      amount: 25,
-      serviceCharge: 0.5,
-      status: 'pending',
-    },
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
-  },
-});
+import {
+  API_KEY,
+  type BenchSdk,
+  CUSTOMER_QUERIES_PATH,
+  CUSTOMER_QUERY_INPUT,
+  CUSTOMER_QUERY_RESPONSE,
+  median,
+  passFail,
+  percentile,
+  printTable,
+  spawnBenchChild,
+} from './harness.ts';
 
 /** The HTTP server of (a), run in the child process: a fixed 201 for the customer-query endpoint, 404 otherwise. Prints its port. */
 export function serve(): void {
