@@ -68,6 +68,8 @@ class Worker implements SettlementWorker {
   readonly #signal: AbortSignal | undefined;
   readonly #queue = new DueQueue<Held>();
   readonly #held = new Map<string, Held>();
+  /** Payments with a check of this worker in flight: a lease lost and taken again must not start a second one. */
+  readonly #checking = new Set<string>();
   readonly #bucket: TokenBucket;
   readonly #abort = new AbortController();
   readonly #tasks = new Set<Promise<void>>();
@@ -248,6 +250,8 @@ class Worker implements SettlementWorker {
       gone: false,
     };
     this.#held.set(record.referenceId, entry);
+    // Leased again while a check from before the lease was lost is still in flight: due when that check ends.
+    if (this.#checking.has(record.referenceId)) return;
     // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now.
     this.#schedule(entry, Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now());
   }
@@ -288,6 +292,7 @@ class Worker implements SettlementWorker {
 
   async #check(entry: Held, timeoutMs: number): Promise<void> {
     this.#inFlight++;
+    this.#checking.add(entry.referenceId);
     try {
       let status: CollectionStatus;
       try {
@@ -323,6 +328,9 @@ class Worker implements SettlementWorker {
       this.#schedule(entry, this.#plan.maxIntervalMs);
     } finally {
       this.#inFlight--;
+      this.#checking.delete(entry.referenceId);
+      const successor = this.#held.get(entry.referenceId);
+      if (successor !== undefined && successor !== entry) this.#schedule(successor, 0);
       this.#pump();
     }
   }

@@ -244,6 +244,25 @@ describe('settlement worker scheduler', () => {
     expect(world.settled.length).toBe(1);
   });
 
+  it('leased again while its earlier check is still in flight, a payment is not checked twice at once', async () => {
+    const world = setup((id, call) => (call === 1 ? 'hang' : pending(id)));
+    const [id] = await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ leaseMs: 3_000, intervalMs: 200, maxIntervalMs: 200, scanIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(50);
+    expect(world.checks.length).toBe(1);
+    // The lease is lost under the hanging check (as after a stall): another owner holds it when the renewal
+    // finds out, then lets it go, and the next scan leases it to this same worker again.
+    await world.journal.release(worker.workerId, [id as string]);
+    expect((await world.journal.lease({ owner: 'another-worker', leaseMs: 60_000, limit: 1 })).length).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_100);
+    await world.journal.release('another-worker', [id as string]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await world.journal.renew(worker.workerId, [id as string], 3_000)).toEqual([id]);
+    expect(world.checks.length).toBe(1);
+    expect(world.maxInFlight()).toBe(1);
+    await worker.stop();
+  });
+
   it('stops checking a payment whose lease it lost, and never lets a check outlive its lease', async () => {
     const world = setup((id) => pending(id));
     const [id] = await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
