@@ -21,6 +21,7 @@ import {
   median,
   passFail,
   printTable,
+  roundOrder,
   spawnBenchChild,
 } from './harness.ts';
 
@@ -162,9 +163,7 @@ async function measureScenario(sdk: BenchSdk, method: 'POST' | 'GET', where: 'in
     const perCall = variants.map(() => [] as number[]);
     const cpuPerCall = variants.map(() => [] as number[]);
     for (let round = 0; round < ROUNDS; round++) {
-      // Rotate (and every other round reverse) the order: no variant always runs first or after the same neighbour.
-      const order = variants.map((_, index) => (index + round) % variants.length);
-      if (round % 2 === 1) order.reverse();
+      const order = roundOrder(variants.length, round);
       for (const index of order) {
         const variant = variants[index];
         if (!variant) continue;

@@ -18,17 +18,8 @@ export async function loadSdk(): Promise<BenchSdk> {
   return (await import(new URL('../dist/index.js', import.meta.url).href)) as BenchSdk;
 }
 
-/** A small seeded PRNG (mulberry32), so every run simulates the same collections. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** A small seeded PRNG, so every run simulates the same collections (one copy, shared with the tests). */
+export { seededRandom } from '../test/helpers/seeded-random.ts';
 
 /** Nearest-rank percentile (`p` in 0..1) of unsorted values. */
 export function percentile(values: readonly number[], p: number): number {
@@ -53,6 +44,15 @@ export function printTable(title: string, headers: readonly string[], rows: read
 }
 
 /** `PASS` or `FAIL`. */
+/**
+ * The order the variants run in during `round`: rotated each round and reversed every other one, so no variant
+ * always runs first or right after the same neighbour (a GC-heavy one, say).
+ */
+export function roundOrder(variantCount: number, round: number): number[] {
+  const order = Array.from({ length: variantCount }, (_, index) => (index + round) % variantCount);
+  return round % 2 === 1 ? order.reverse() : order;
+}
+
 export const passFail = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
 
 const CHILD_ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));

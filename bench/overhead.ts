@@ -17,6 +17,7 @@ import {
   passFail,
   percentile,
   printTable,
+  roundOrder,
   spawnBenchChild,
 } from './harness.ts';
 
@@ -96,9 +97,7 @@ export async function run(sdk: BenchSdk): Promise<void> {
 
     const perCall = variants.map(() => [] as number[]);
     for (let round = 0; round < ROUNDS; round++) {
-      // Rotate the order each round so no variant always runs first (or right after a GC-heavy one).
-      const order = variants.map((_, index) => (index + round) % variants.length);
-      if (round % 2 === 1) order.reverse();
+      const order = roundOrder(variants.length, round);
       for (const index of order) {
         const variant = variants[index];
         if (!variant) continue;

@@ -10,6 +10,7 @@
  * Used by the test suite (a few hundred creates) and by `bench/chaos.ts` (thousands).
  */
 import { CollectionsClient, TapClient, TapCollectionsError, UnknownOutcomeError } from '../../src/index.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 import { COLLECTIONS_KEY, type Fault, type Route, startFaultServer, TAP_KEY } from './fault-server.js';
 
 export interface ChaosOptions {
@@ -45,18 +46,6 @@ export interface ChaosReport {
   /** Definite errors by class name. */
   readonly definiteByName: Readonly<Record<string, number>>;
   readonly elapsedMs: number;
-}
-
-/** A small seeded PRNG (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 type Weighted = readonly (readonly [weight: number, fault: Fault | undefined])[];
