@@ -122,6 +122,18 @@ describe('settlement worker scheduler', () => {
     await worker.stop();
   });
 
+  it('by default checks at most 10 per second and 16 at once', async () => {
+    const world = setup(() => 'hang');
+    await world.open(40, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(900);
+    expect(maxInAnyWindow(world.checks.map((check) => check.at))).toBe(10);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.inFlight()).toBe(16);
+    expect(world.maxInFlight()).toBe(16);
+    await worker.stop();
+  });
+
   it('never has more than maxConcurrentChecks in flight when checks hang, and stop() aborts them', async () => {
     const world = setup(() => 'hang');
     await world.open(40, 'pending', new Date(Date.now() - 60_000).toISOString());
