@@ -111,6 +111,11 @@ describe('recover', () => {
     expect(recovered).toHaveLength(12);
     expect(most).toBe(3);
     expect((await collectionsClient({ journal }).recover()).length).toBe(0);
+    // By default, 8 at once.
+    for (let index = 12; index < 32; index++) await journal.insert(record(id(index), 'pending', 1_000, index));
+    most = 0;
+    expect(await collectionsClient({ journal }).recover()).toHaveLength(20);
+    expect(most).toBe(8);
   });
 
   it('leaves the payments this client is sending right now to their initiate', async () => {
