@@ -7,13 +7,14 @@ import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/
 import { ConfigurationError, ConflictError, NotFoundError, RequestValidationError, UnprocessableEntityError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
+import { BACKOFF_MAX_MS } from '../core/retry.js';
 import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
-import { JournalBinding } from './journal-binding.js';
-import { initiateWithJournal } from './journaled-initiate.js';
+import { JournalBinding, statusObservation } from './journal-binding.js';
+import { initiateWithJournal, NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
@@ -105,7 +106,8 @@ export class CollectionsClient {
   async initiate(input: CollectionInput, options?: RequestOptions): Promise<InitiatedCollection> {
     const parsed = parseInput(CollectionInputSchema, input);
     const settings = this.#transport.settingsFor(options);
-    const referenceId = parsed.referenceId ?? newReferenceId();
+    // Reference ids are UUIDs compared without regard to case: one form (lower case) at every boundary.
+    const referenceId = (parsed.referenceId ?? newReferenceId()).toLowerCase();
     const body = {
       productId: parsed.productId,
       referenceId,
@@ -118,26 +120,34 @@ export class CollectionsClient {
     const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
     return initiateWithJournal(this.#journal, {
       payment,
+      sendWindowMs: sendWindowMs(settings),
+      attemptTimeoutMs: settings.timeoutMs,
       send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
       check: () => this.#findStatus(referenceId, settings),
       signal: settings.signal,
     });
   }
 
-  /** The create itself: sent and reconciled by `referenceId`; `beforeAttempt` runs before each attempt (the journal's write). */
+  /**
+   * The create itself: sent and reconciled by `referenceId`. With a journal, `beforeAttempt` runs before each
+   * attempt (the journal's write) and gives the time the attempt must neither leave nor last past; a duplicate
+   * answer then always means the reference exists (the journal holds this payment), never "not created".
+   */
   #createCollection(
     referenceId: string,
     body: object,
     settings: CallSettings,
-    beforeAttempt?: () => Promise<void>,
+    beforeAttempt?: () => Promise<number>,
   ): Promise<InitiatedCollection> {
     const attempt = { ...settings, maxRetries: 0 };
     return createOnce<InitiatedCollection>(this.#transport, settings, {
       referenceId,
       lookupBeforeResend: true,
+      duplicateMeansExists: beforeAttempt !== undefined,
       send: async (attemptNumber) => {
-        await beforeAttempt?.();
-        const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, attempt, attemptNumber);
+        const deadline = await beforeAttempt?.();
+        const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
+        const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, limited, attemptNumber);
         // Every field of the 202's data, including those the document does not list.
         return parseResponse(InitiateCollectionResponseSchema, result, 'collections').data;
       },
@@ -196,13 +206,43 @@ export class CollectionsClient {
    * @throws {@link NotFoundError} when no collection has this reference.
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
-    checkReferenceId(referenceId);
+    const reference = checkReferenceId(referenceId);
     const settings = this.#transport.settingsFor(options);
-    const status = await this.#transport.withRetries(settings, (attemptNumber) =>
-      this.#checkStatusOnce(referenceId, settings, attemptNumber),
-    );
-    await this.#journal?.recordStatus(referenceId, status);
-    return status;
+    try {
+      const status = await this.#transport.withRetries(settings, (attemptNumber) =>
+        this.#checkStatusOnce(reference, settings, attemptNumber),
+      );
+      await this.#journal?.recordStatus(reference, status, 'checkStatus');
+      return status;
+    } catch (error) {
+      if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'checkStatus');
+      throw error;
+    }
+  }
+
+  /**
+   * With a journal, a 404 may close the record as `not-sent`, but only when the journal proves no attempt can
+   * still arrive (see `settleNotFound`); otherwise the record stays open. A journal failure here is logged: the
+   * caller's answer (the 404) stands.
+   */
+  async #recordNotFound(referenceId: string, settings: CallSettings, by: string): Promise<void> {
+    const journal = this.#journal;
+    if (journal === undefined) return;
+    try {
+      await journal.settleNotFound(
+        referenceId,
+        NOT_FOUND_GRACE_MS,
+        async () => {
+          const status = await this.#findStatus(referenceId, { ...settings, signal: settings.signal });
+          return status === undefined ? 'not-found' : statusObservation(status);
+        },
+        by,
+      );
+    } catch (error) {
+      journal.logger.warn(`payment journal: could not record that the service does not hold referenceId ${referenceId}`, {
+        reason: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
 
   async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
@@ -224,19 +264,25 @@ export class CollectionsClient {
    * still settle: keep the `referenceId` and check again later.
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
-    checkReferenceId(referenceId);
+    const reference = checkReferenceId(referenceId);
     const settings = this.#transport.settingsFor(options);
-    return pollUntilSettled(
-      referenceId,
-      async (timeoutMs, deadline) => {
-        const status = await this.#checkStatusOnce(referenceId, { ...settings, maxRetries: 0, timeoutMs, deadline });
-        await this.#journal?.recordStatus(referenceId, status);
-        return status;
-      },
-      options,
-      settings.timeoutMs,
-      this.#transport.logger,
-    );
+    try {
+      return await pollUntilSettled(
+        reference,
+        async (timeoutMs, deadline) => {
+          const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline });
+          await this.#journal?.recordStatus(reference, status, 'poll');
+          return status;
+        },
+        options,
+        settings.timeoutMs,
+        this.#transport.logger,
+      );
+    } catch (error) {
+      // The poll's definitive 404 (past its grace): the journal records the verdict when it is provable.
+      if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'poll');
+      throw error;
+    }
   }
 
   /**
@@ -309,10 +355,20 @@ export class CollectionsClient {
   }
 }
 
-function checkReferenceId(referenceId: string): void {
+/**
+ * How long after an attempt's journal write a push of this call can still reach the service: every attempt's
+ * time limit and the backoff between them (3 × 30 s + 2 × 8 s with the defaults).
+ */
+function sendWindowMs(settings: CallSettings): number {
+  return (settings.maxRetries + 1) * settings.timeoutMs + settings.maxRetries * BACKOFF_MAX_MS;
+}
+
+/** A reference id checked (a UUID) and in its one form, lower case. */
+function checkReferenceId(referenceId: string): string {
   if (typeof referenceId !== 'string' || !UUID_PATTERN.test(referenceId)) {
     throw new RequestValidationError([{ path: 'referenceId', message: 'must be a UUID' }]);
   }
+  return referenceId.toLowerCase();
 }
 
 /**

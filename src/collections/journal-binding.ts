@@ -1,15 +1,24 @@
 /**
  * A `CollectionsClient`'s link to its payment journal: reads and writes that fail as `JournalError`, the
- * payments this client is sending right now, and the recording of statuses the client sees.
+ * payments this client is sending right now, and the recording of what the client learns, every change
+ * through the one state machine (`src/journal/state-machine.ts`).
  *
  * @module
  */
 import { ApiError, ConfigurationError, JournalError } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
-import { isOpenPaymentState, type PaymentChange, type PaymentError, type PaymentJournal, type PaymentState } from '../journal/journal.js';
+import type { PaymentError, PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import {
+  type Advanced,
+  advance,
+  type NotFoundVerdict,
+  type PaymentObservation,
+  type RecheckStatus,
+  settleNotFound,
+} from '../journal/state-machine.js';
 import type { CollectionStatus } from './schemas.js';
 
-const JOURNAL_METHODS = ['insert', 'update', 'get', 'list'] as const;
+const JOURNAL_METHODS = ['insert', 'transition', 'now', 'get', 'list', 'history'] as const;
 
 /** The journal as the client uses it. */
 export class JournalBinding {
@@ -19,14 +28,12 @@ export class JournalBinding {
   readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(journal: unknown, logger: LevelLogger) {
-    if (
-      journal === null ||
-      typeof journal !== 'object' ||
-      JOURNAL_METHODS.some((name) => typeof (journal as Record<string, unknown>)[name] !== 'function')
-    ) {
-      throw new ConfigurationError('Invalid CollectionsClient options: journal must be a PaymentJournal (insert, update, get, list)');
+    if (!isPaymentJournal(journal)) {
+      throw new ConfigurationError(
+        `Invalid CollectionsClient options: journal must be a PaymentJournal (${JOURNAL_METHODS.join(', ')}; see checkPaymentJournal)`,
+      );
     }
-    this.journal = journal as PaymentJournal;
+    this.journal = journal;
     this.logger = logger;
   }
 
@@ -35,52 +42,103 @@ export class JournalBinding {
     try {
       return await operation(this.journal);
     } catch (error) {
+      if (error instanceof JournalError) throw error;
       throw new JournalError(`Payment journal: could not ${what}`, referenceId, error);
     }
   }
 
+  /** Moves the record by what was learnt (see `advance`); a journal failure is a {@link JournalError}. */
+  observe(referenceId: string, observation: PaymentObservation, by: string, basedOn?: PaymentRecord): Promise<Advanced> {
+    const scrubbed = scrubObservation(observation, this.logger);
+    return this.use(`record ${observation.kind}`, referenceId, (journal) => advance(journal, referenceId, scrubbed, by, basedOn));
+  }
+
   /**
-   * Writes a change after the service answered: a failure here must not turn a known answer into an error
-   * (the payment was sent either way), so it is logged, and `recover()` brings the record up to date later.
+   * Records what the service said after a request left: a failure here must not turn a known answer into an
+   * error (the payment was sent either way), so it is logged, and `recover()` or the worker brings the record
+   * up to date later.
    */
-  async recordAfterSending(referenceId: string, change: PaymentChange): Promise<void> {
+  async observeAfterSending(referenceId: string, observation: PaymentObservation, by: string, basedOn?: PaymentRecord): Promise<void> {
     try {
-      await this.journal.update(referenceId, change);
+      await this.observe(referenceId, observation, by, basedOn);
     } catch (error) {
-      this.logger.error(`payment journal: could not record ${change.state} for referenceId ${referenceId}; recover() will`, {
-        reason: error instanceof Error ? error.message : String(error),
+      this.logger.error(`payment journal: could not record ${observation.kind} for referenceId ${referenceId}; recover() will`, {
+        reason: error instanceof JournalError && error.cause instanceof Error ? error.cause.message : String(error),
       });
     }
   }
 
-  /**
-   * Records a status the service answered for a payment in the journal: settled → final; otherwise `pending`.
-   * Writes only when something changed (a poll that keeps seeing `pending` writes once).
-   */
-  async recordStatus(referenceId: string, status: CollectionStatus): Promise<void> {
+  /** Records a status the service answered (settled → final, otherwise `pending`), writing only what is new. */
+  recordStatus(referenceId: string, status: CollectionStatus, by: string, requestId?: string): Promise<void> {
+    return this.observeAfterSending(referenceId, statusObservation(status, requestId), by);
+  }
+
+  /** After a 404: the `not-sent` verdict when it is provable (see `settleNotFound`), else the record as it is. */
+  async settleNotFound(
+    referenceId: string,
+    graceMs: number,
+    recheck: RecheckStatus,
+    by: string,
+    conclusion?: Extract<PaymentObservation, { kind: 'not-found' | 'sending' }>,
+  ): Promise<NotFoundVerdict> {
+    // The recheck's own failure (the service unreachable) is the caller's to read, never a journal failure.
+    let recheckFailure: { error: unknown } | undefined;
+    const scrubbedRecheck: RecheckStatus = async () => {
+      try {
+        const seen = await recheck();
+        return seen === 'not-found' ? seen : scrubObservation(seen, this.logger);
+      } catch (error) {
+        recheckFailure = { error };
+        throw error;
+      }
+    };
     try {
-      const record = await this.journal.get(referenceId);
-      if (record === undefined || !isOpenPaymentState(record.state)) return;
-      const change = statusChange(status);
-      if (change.state === record.state && change.statusText === record.statusText) return;
-      await this.journal.update(referenceId, change);
+      return await settleNotFound(this.journal, referenceId, graceMs, scrubbedRecheck, by, conclusion);
     } catch (error) {
-      this.logger.error(`payment journal: could not record status ${status.statusText} for referenceId ${referenceId}; recover() will`, {
-        reason: error instanceof Error ? error.message : String(error),
-      });
+      if (recheckFailure !== undefined && recheckFailure.error === error) throw error;
+      throw new JournalError('Payment journal: could not record a payment the service does not hold', referenceId, error);
     }
+  }
+
+  /** Stored text passes the log redaction: a record never holds a full phone number or the key. */
+  scrubText(text: string): string {
+    return this.logger.redact(text);
   }
 }
 
-/** The journal change for a status the service answered. */
-export function statusChange(status: CollectionStatus): PaymentChange {
-  const state: PaymentState = status.statusText === 'successful' ? 'successful' : status.statusText === 'failed' ? 'failed' : 'pending';
+/** An observation with the text it would store scrubbed as log text is (phone numbers masked, the key removed). */
+export function scrubObservation<Observation extends PaymentObservation>(observation: Observation, logger: LevelLogger): Observation {
+  if (observation.kind !== 'status' && observation.kind !== 'accepted') return observation;
+  const scrubbed: Record<string, unknown> = { ...observation };
+  for (const key of ['statusText', 'transactionCode', 'reason', 'requestId'] as const) {
+    const value = scrubbed[key];
+    if (typeof value === 'string') scrubbed[key] = logger.redact(value);
+  }
+  return scrubbed as Observation;
+}
+
+function isPaymentJournal(value: unknown): value is PaymentJournal {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    JOURNAL_METHODS.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+  );
+}
+
+/** The state a status word stands for. */
+export function statusState(statusText: string): 'successful' | 'failed' | 'pending' {
+  return statusText === 'successful' ? 'successful' : statusText === 'failed' ? 'failed' : 'pending';
+}
+
+/** A status answer as an observation for the state machine. */
+export function statusObservation(status: CollectionStatus, requestId?: string): Extract<PaymentObservation, { kind: 'status' }> {
   return {
-    state,
-    updatedAt: now(),
+    kind: 'status',
+    state: statusState(status.statusText),
     statusText: status.statusText,
     ...(typeof status.transactionCode === 'string' ? { transactionCode: status.transactionCode } : {}),
     ...(typeof status.reason === 'string' ? { reason: status.reason } : {}),
+    ...(requestId === undefined ? {} : { requestId }),
   };
 }
 
@@ -89,9 +147,4 @@ export function paymentError(error: unknown): PaymentError {
   const name = error instanceof Error ? error.name : 'Error';
   if (!(error instanceof ApiError)) return { name };
   return { name, status: error.status, ...(error.code === undefined ? {} : { code: error.code }) };
-}
-
-/** The time of a journal write, as the journal keeps it. */
-export function now(): string {
-  return new Date().toISOString();
 }

@@ -1,11 +1,13 @@
 /**
  * `initiate` with a journal: the record is written before anything is sent, a `referenceId` already in the
- * journal reconciles instead of pushing again, and every outcome is written back.
+ * journal reconciles instead of pushing again, and every outcome is written back, each change through the
+ * payment state machine (`src/journal/state-machine.ts`).
  *
- * The rule that keeps a payment from being lost: a push is sent only while its record is open, and each attempt
- * first writes the record (`initiating`, fresh `updatedAt`). So a record that `recover()` (here or in another
- * process) may close as `not-sent` is one that no attempt touched for `notFoundGraceMs` and that the service
- * does not hold.
+ * The rule that keeps a payment from being sent twice: every attempt first writes the record (`initiating`,
+ * with the window in which it can still reach the service) as a compare-and-set on the version this call
+ * last wrote, and the attempt never leaves, nor lasts, past that window. So a record can be closed as
+ * `not-sent`, or sent again by another call, only once the journal's clock says every attempt's window has
+ * passed and the record is unchanged since.
  *
  * @module
  */
@@ -20,23 +22,36 @@ import {
 } from '../core/errors.js';
 import { maskPhoneNumber } from '../core/redact.js';
 import { isUnknownOutcome } from '../core/retry.js';
-import { sleep } from '../core/sleep.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
-import { isOpenPaymentState, type PaymentRecord, type PaymentState } from '../journal/journal.js';
-import { type JournalBinding, now, paymentError, statusChange } from './journal-binding.js';
+import { DEFAULT_NOT_FOUND_GRACE_MS, isOpenPaymentState, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
+import type { PaymentObservation } from '../journal/state-machine.js';
+import { type JournalBinding, paymentError, statusObservation } from './journal-binding.js';
 import type { CollectionStatus, InitiatedCollection } from './schemas.js';
 
-/** How long a record must be untouched before a 404 proves its push never arrived (the contract's 10 s). */
-export const NOT_FOUND_GRACE_MS = 10_000;
+/** The reconcile inside `initiate` waits the default grace beyond the last sender's window before sending again. */
+export const NOT_FOUND_GRACE_MS = DEFAULT_NOT_FOUND_GRACE_MS;
+
+/** Who the history names for writes of `initiate`. */
+const BY = 'initiate';
 
 /** What the journaled flow needs from the client. */
 export interface JournaledSend<Result extends InitiatedCollection> {
-  /** The payment, `phoneNumber` in international form. */
+  /** The payment, `phoneNumber` in international form, `referenceId` lower case. */
   readonly payment: FingerprintedPayment;
-  /** The create with its retries and reconciling; calls `beforeAttempt` before each attempt it sends. */
-  readonly send: (beforeAttempt: () => Promise<void>) => Promise<Result>;
+  /**
+   * How long after an attempt's journal write it (and the attempts after it) can still reach the service:
+   * every attempt's time limit plus the backoff between them.
+   */
+  readonly sendWindowMs: number;
+  /**
+   * The create with its retries and reconciling. Calls `beforeAttempt` before each attempt it sends; the
+   * attempt must not leave, nor last, past the deadline (epoch ms) it resolves with.
+   */
+  readonly send: (beforeAttempt: () => Promise<number>) => Promise<Result>;
   /** One status check by reference (with retries): the status, or `undefined` on 404. */
   readonly check: () => Promise<CollectionStatus | undefined>;
+  /** The client's per-attempt time limit: an attempt's deadline is this long after its journal write. */
+  readonly attemptTimeoutMs: number;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -65,24 +80,21 @@ async function initiateOnce<Result extends InitiatedCollection>(
   call: JournaledSend<Result>,
 ): Promise<Result | InitiatedCollection> {
   const { payment } = call;
-  const fingerprint = await paymentFingerprint(payment);
-  const createdAt = now();
-  const record: PaymentRecord = {
+  const record: NewPaymentRecord = {
     referenceId: payment.referenceId,
     state: 'initiating',
     productId: payment.productId,
     amount: payment.amount,
     currency: payment.currency,
     phoneNumber: maskPhoneNumber(payment.phoneNumber),
-    ...(payment.narration === undefined ? {} : { narration: payment.narration }),
-    fingerprint,
-    createdAt,
-    updatedAt: createdAt,
+    ...(payment.narration === undefined ? {} : { narration: binding.scrubText(payment.narration) }),
+    fingerprint: await paymentFingerprint(payment),
+    sendWindowMs: call.sendWindowMs,
   };
   const inserted = await binding.use('write the payment before sending it (nothing was sent)', payment.referenceId, (journal) =>
     journal.insert(record),
   );
-  if (inserted) return sendAndRecord(binding, call);
+  if (inserted !== undefined) return sendAndRecord(binding, call, inserted);
   const existing = await binding.use('read the payment (nothing was sent)', payment.referenceId, (journal) =>
     journal.get(payment.referenceId),
   );
@@ -105,7 +117,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
 }
 
 /** The same payment: same product, amount, currency, narration, and number (its mask and the fingerprint). */
-function isSamePayment(existing: PaymentRecord, wanted: PaymentRecord): boolean {
+function isSamePayment(existing: PaymentRecord, wanted: NewPaymentRecord): boolean {
   return (
     existing.productId.toLowerCase() === wanted.productId.toLowerCase() &&
     existing.amount === wanted.amount &&
@@ -116,7 +128,15 @@ function isSamePayment(existing: PaymentRecord, wanted: PaymentRecord): boolean 
   );
 }
 
-/** A payment already in the journal: resolve with what the service holds, or send only when it provably holds nothing. */
+/** What a record that the service holds (or held) resolves with. */
+function accepted(record: PaymentRecord): InitiatedCollection {
+  return { referenceId: record.referenceId, status: record.statusText ?? record.state };
+}
+
+/**
+ * A payment already in the journal: resolve with what the service holds, or send only when the journal's
+ * clock proves nothing of an earlier attempt can still arrive and the service does not hold it.
+ */
 async function reconcile<Result extends InitiatedCollection>(
   binding: JournalBinding,
   call: JournaledSend<Result>,
@@ -127,7 +147,7 @@ async function reconcile<Result extends InitiatedCollection>(
     case 'pending':
     case 'successful':
     case 'failed':
-      return { referenceId, status: existing.statusText ?? existing.state };
+      return accepted(existing);
     case 'rejected':
     case 'not-sent':
       // Final states never reopen: the sale starts over under a new reference.
@@ -139,80 +159,111 @@ async function reconcile<Result extends InitiatedCollection>(
       ]);
   }
   // initiating or unknown, and not being sent by this process: an earlier process (or call) may have sent it.
-  let record = existing;
-  for (;;) {
-    let status: CollectionStatus | undefined;
-    try {
-      status = await call.check();
-    } catch (error) {
-      if (call.signal?.aborted) throw error;
-      throw new UnknownOutcomeError(referenceId, error);
-    }
-    if (status !== undefined) {
-      await binding.recordAfterSending(referenceId, statusChange(status));
-      return { referenceId, status: status.statusText };
-    }
-    const waitMs = Date.parse(record.updatedAt) + NOT_FOUND_GRACE_MS - Date.now();
-    if (waitMs <= 0) break;
-    binding.logger.info(
-      `referenceId ${referenceId} is in the journal but not at the service yet; checking again in ${waitMs} ms before sending`,
-    );
-    await sleep(waitMs, call.signal);
-    const reread = await binding.use('read the payment (nothing was sent)', referenceId, (journal) => journal.get(referenceId));
-    if (reread === undefined || !isOpenPaymentState(reread.state)) return reconcile(binding, call, reread ?? existing);
-    record = reread;
+  const found = await checkOrUnknown(call, referenceId);
+  if (found !== undefined) {
+    await binding.observeAfterSending(referenceId, statusObservation(found), BY);
+    return { referenceId, status: found.statusText };
   }
-  // The service holds no collection for a record untouched for the grace period: the push never arrived. Send it.
-  const touched = await binding.use('write the payment before sending it (nothing was sent)', referenceId, (journal) =>
-    journal.update(referenceId, { state: 'initiating', updatedAt: now() }),
+  // Not at the service. Once the journal's clock proves no earlier attempt can still arrive, this call takes the
+  // record over (a compare-and-set on the version it judged) and sends it; until then, sending could push twice.
+  const verdict = await binding.settleNotFound(
+    referenceId,
+    NOT_FOUND_GRACE_MS,
+    async () => {
+      const again = await checkOrUnknown(call, referenceId);
+      return again === undefined ? 'not-found' : statusObservation(again);
+    },
+    BY,
+    { kind: 'sending', sendWindowMs: call.sendWindowMs },
   );
-  if (touched === undefined || !isOpenPaymentState(touched.state)) return reconcile(binding, call, touched ?? existing);
-  return sendAndRecord(binding, call);
+  if (verdict.applied && verdict.record?.state === 'initiating') return sendAndRecord(binding, call, verdict.record);
+  const record = verdict.record ?? existing;
+  if (!verdict.decidable || record.state === 'initiating' || record.state === 'unknown') {
+    throw new UnknownOutcomeError(referenceId, undefined, record.decidableAt);
+  }
+  return reconcile(binding, call, record);
 }
 
-/** Sends (the record is `initiating` and provably not at the service) and records the outcome. */
-async function sendAndRecord<Result extends InitiatedCollection>(binding: JournalBinding, call: JournaledSend<Result>): Promise<Result> {
+async function checkOrUnknown(call: JournaledSend<InitiatedCollection>, referenceId: string): Promise<CollectionStatus | undefined> {
+  try {
+    return await call.check();
+  } catch (error) {
+    if (call.signal?.aborted) throw error;
+    throw new UnknownOutcomeError(referenceId, error);
+  }
+}
+
+/** Sends (the record is `initiating`, written by this call) and records the outcome. */
+async function sendAndRecord<Result extends InitiatedCollection>(
+  binding: JournalBinding,
+  call: JournaledSend<Result>,
+  written: PaymentRecord,
+): Promise<Result | InitiatedCollection> {
   const { referenceId } = call.payment;
+  /** The version this call wrote last: its conclusions apply to it only. */
+  let own = written;
+  let fresh = true;
   let attempts = 0;
-  const beforeAttempt = async () => {
+  const beforeAttempt = async (): Promise<number> => {
     attempts++;
-    if (attempts === 1) return;
-    // A resend: write first, so the record is never both untouched and in flight; stop if it was closed meanwhile.
-    const touched = await binding.use('write the payment before resending it', referenceId, (journal) =>
-      journal.update(referenceId, { state: 'initiating', updatedAt: now() }),
-    );
-    if (touched !== undefined && !isOpenPaymentState(touched.state)) {
-      throw new JournalError(
-        `Payment journal: the payment was closed as ${touched.state} meanwhile; not resending`,
-        referenceId,
-        undefined,
-      );
+    if (!fresh) {
+      // A resend: write first (compare-and-set on this call's last write), so an attempt is never in flight
+      // while the record looks untouched; stop if anyone wrote meanwhile.
+      const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs }, BY, own);
+      if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);
+      own = touched.record;
     }
+    fresh = false;
+    return Date.now() + call.attemptTimeoutMs;
   };
   let result: Result;
   try {
     result = await call.send(beforeAttempt);
   } catch (error) {
-    const state = failedState(error, attempts);
-    await binding.recordAfterSending(referenceId, { state, updatedAt: now(), error: paymentError(error) });
+    const overtaken = error instanceof OvertakenError ? error : undefined;
+    if (overtaken !== undefined) {
+      const record = overtaken.record;
+      if (record !== undefined && (record.state === 'pending' || record.state === 'successful' || record.state === 'failed')) {
+        return accepted(record);
+      }
+      throw new UnknownOutcomeError(
+        referenceId,
+        overtaken.cause ?? new JournalError(overtaken.message, referenceId, undefined),
+        record?.decidableAt,
+      );
+    }
+    await binding.observeAfterSending(referenceId, failure(error, attempts), BY, own);
     // A journal failure after an attempt that may have created the collection: the honest answer is "unknown".
     if (error instanceof JournalError && attempts > 1) throw new UnknownOutcomeError(referenceId, error);
     throw error;
   }
-  const change = statusChange({ referenceId, statusText: result.status });
-  await binding.recordAfterSending(referenceId, change);
+  await binding.observeAfterSending(referenceId, { kind: 'accepted', statusText: result.status }, BY);
   return result;
 }
 
-/** The journal state after a create that failed. */
-function failedState(error: unknown, attempts: number): PaymentState {
-  if (error instanceof UnknownOutcomeError) return 'unknown';
+/** Another writer changed the record between this call's attempts: this call stops sending. */
+class OvertakenError extends JournalError {
+  readonly record: PaymentRecord | undefined;
+  constructor(referenceId: string, record: PaymentRecord | undefined) {
+    super(
+      `Payment journal: the payment was written by another process meanwhile (now ${record?.state ?? 'absent'}); not resending`,
+      referenceId,
+      undefined,
+    );
+    this.record = record;
+  }
+}
+
+/** The observation a failed create makes. */
+function failure(error: unknown, attempts: number): PaymentObservation {
+  const cause = paymentError(error);
+  if (error instanceof UnknownOutcomeError) return { kind: 'create-unknown', error: cause };
   if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429)
-    return 'rejected';
+    return { kind: 'create-refused', error: cause };
   // createOnce ends with such an error only when no attempt's outcome was ever unknown (otherwise it ends with the
   // record or UnknownOutcomeError), so an error that proves the last attempt created nothing proves it for all.
-  if (attempts === 0 || provesNothingCreated(error)) return 'not-sent';
-  return 'unknown';
+  if (attempts === 0 || provesNothingCreated(error)) return { kind: 'create-not-sent', error: cause };
+  return { kind: 'create-unknown', error: cause };
 }
 
 function provesNothingCreated(error: unknown): boolean {

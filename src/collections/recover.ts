@@ -4,18 +4,19 @@
  * @module
  */
 import type { RequestOptions } from '../core/config.js';
-import { AuthenticationError, ConfigurationError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
+import { AuthenticationError, ConfigurationError, JournalError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
 import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
-import { type JournalBinding, now, statusChange } from './journal-binding.js';
+import { type JournalBinding, statusObservation } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import type { CollectionStatus } from './schemas.js';
 
 /** Options of `CollectionsClient.recover`. */
 export interface RecoverOptions extends RequestOptions {
   /**
-   * A record `initiating` or `unknown` that the service does not hold (404) becomes `not-sent` once it has been
-   * untouched (its `updatedAt`) this long: by then its push cannot still be on its way. Keep it above the
-   * `timeoutMs` of clients that share the journal from other processes.
+   * A record `initiating` or `unknown` that the service does not hold (404) becomes `not-sent` once the
+   * journal's clock says it has been untouched for the attempt window of the client that last sent it
+   * (recorded with it) plus this long: by then its push cannot still be on its way, and a lagging status read
+   * has caught up. A longer grace waits longer; `0` waits for the window alone, never less.
    * @defaultValue `10000`
    */
   notFoundGraceMs?: number;
@@ -57,34 +58,38 @@ export async function recoverPayments(
   let fatal: { error: unknown } | undefined;
 
   const recoverOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
-    let status: CollectionStatus | undefined;
     try {
-      status = await check(record.referenceId, requestOptions);
+      return await settleOne(record);
     } catch (error) {
-      if (requestOptions.signal?.aborted || isFatal(error)) throw error;
+      if (requestOptions.signal?.aborted || isFatal(error) || error instanceof JournalError) throw error;
       binding.logger.warn(`recover: could not check referenceId ${record.referenceId}; left ${record.state}`, {
         reason: error instanceof Error ? error.message : String(error),
       });
       return record;
     }
+  };
+
+  const settleOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
+    const status = await check(record.referenceId, requestOptions);
     if (status !== undefined) {
-      const updated = await binding.use('record a recovered status', record.referenceId, (journal) =>
-        journal.update(record.referenceId, statusChange(status)),
-      );
-      return updated ?? record;
+      const moved = await binding.observe(record.referenceId, statusObservation(status), 'recover');
+      return moved.record ?? record;
     }
     if (record.state === 'pending') {
       binding.logger.warn(`recover: the service no longer finds referenceId ${record.referenceId}, which it accepted; left pending`);
       return record;
     }
-    // Read again right before closing: an attempt that started meanwhile (in another process) wrote the record first.
-    const latest = await binding.use('read a payment', record.referenceId, (journal) => journal.get(record.referenceId));
-    if (latest === undefined || latest.state === 'pending' || latest.updatedAt !== record.updatedAt) return latest ?? record;
-    if (Date.now() - Date.parse(record.updatedAt) < notFoundGraceMs) return record;
-    const closed = await binding.use('record a payment as not sent', record.referenceId, (journal) =>
-      journal.update(record.referenceId, { state: 'not-sent', updatedAt: now() }),
+    // `not-sent` only when the journal's clock proves no attempt can still arrive (see settleNotFound).
+    const verdict = await binding.settleNotFound(
+      record.referenceId,
+      notFoundGraceMs,
+      async () => {
+        const again = await check(record.referenceId, requestOptions);
+        return again === undefined ? 'not-found' : statusObservation(again);
+      },
+      'recover',
     );
-    return closed ?? record;
+    return verdict.record ?? record;
   };
 
   const worker = async () => {

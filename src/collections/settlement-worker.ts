@@ -11,10 +11,12 @@
  */
 import { type DueItem, DueQueue } from '../core/due-queue.js';
 import { ApiError, NotFoundError } from '../core/errors.js';
-import { BACKOFF_MAX_MS, backoffDelayMs, isRetryable } from '../core/retry.js';
+import { backoffDelayMs, isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId } from '../core/uuid.js';
 import { isOpenPaymentState, type PaymentChange, type PaymentRecord, type PaymentState } from '../journal/journal.js';
+import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
+import { scrubObservation, statusObservation } from './journal-binding.js';
 import { pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import {
@@ -31,8 +33,6 @@ interface Held extends DueItem {
   readonly referenceId: string;
   state: PaymentState;
   statusText: string | undefined;
-  /** When the record was last written (its `updatedAt`), for the 404 grace. */
-  writtenAt: number;
   /** The next pause number of the poll schedule. */
   pauses: number;
   /** When our lease runs out at the latest: measured from before the lease call was sent. */
@@ -42,7 +42,6 @@ interface Held extends DueItem {
   gone: boolean;
 }
 
-const SETTLED = new Set(['successful', 'failed']);
 /**
  * A spent token stays spent a little longer than the 1 s window: between taking it and the request leaving
  * lie a few asynchronous steps (the key, the pipeline), whose delays differ from request to request, and
@@ -75,8 +74,8 @@ class Worker implements SettlementWorker {
   readonly #tasks = new Set<Promise<void>>();
   /** A lease must have this much left beyond a check's time limit when the check starts. */
   readonly #leaseMarginMs: number;
-  /** How long an `initiate` of this client can last at most: attempts, their time limits and backoff. */
-  readonly #initiateWindowMs: number;
+  /** Who the journal's history names for this worker's writes. */
+  readonly #by: string;
   #resolveDone!: () => void;
   #stopped: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -97,7 +96,7 @@ class Worker implements SettlementWorker {
     this.#signal = options.signal;
     this.#bucket = new TokenBucket(this.#plan.requestsPerSecond, BUDGET_WINDOW_MS + BUDGET_GUARD_MS);
     this.#leaseMarginMs = Math.min(1_000, Math.ceil(this.#plan.leaseMs / 10));
-    this.#initiateWindowMs = (context.maxRetries + 1) * context.timeoutMs + context.maxRetries * BACKOFF_MAX_MS;
+    this.#by = `worker:${this.workerId}`;
     this.#nextRenewAt = Date.now() + this.#plan.leaseMs / 3;
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
@@ -242,7 +241,6 @@ class Worker implements SettlementWorker {
       referenceId: record.referenceId,
       state: record.state,
       statusText: record.statusText,
-      writtenAt: Date.parse(record.updatedAt),
       pauses: 1,
       leaseUntil,
       dueAt: 0,
@@ -302,9 +300,9 @@ class Worker implements SettlementWorker {
         return;
       }
       this.#rateLimited = 0;
-      if (SETTLED.has(status.statusText)) {
-        const state = status.statusText as 'successful' | 'failed';
-        await this.#settle(entry, { state, updatedAt: new Date().toISOString(), ...outcomeOf(status) });
+      const observation = scrubObservation(statusObservation(status), this.#context.logger);
+      if (observation.state !== 'pending') {
+        await this.#settle(entry, observation);
       } else {
         if (status.statusText !== 'pending') {
           this.#context.logger.warn(`settlement worker: ${entry.referenceId} answered an unknown status; still waiting`, {
@@ -312,14 +310,14 @@ class Worker implements SettlementWorker {
           });
         }
         // Written when it tells something new: an initiating or unknown payment exists, or a new word.
-        if (entry.state !== 'pending' || (entry.statusText !== undefined && entry.statusText !== status.statusText)) {
-          await this.#context.journal.update(entry.referenceId, {
-            state: 'pending',
-            updatedAt: new Date().toISOString(),
-            statusText: status.statusText,
-          });
+        if (entry.state !== 'pending' || entry.statusText !== observation.statusText) {
+          const moved = await advance(this.#context.journal, entry.referenceId, observation, this.#by);
+          if (moved.record !== undefined && !isOpenPaymentState(moved.record.state)) {
+            this.#forget(entry);
+            return;
+          }
           entry.state = 'pending';
-          entry.statusText = status.statusText;
+          entry.statusText = observation.statusText;
         }
         this.#schedule(entry, pollPauseMs(entry.pauses++, this.#plan));
       }
@@ -348,12 +346,7 @@ class Worker implements SettlementWorker {
       return;
     }
     if (error instanceof NotFoundError && (entry.state === 'initiating' || entry.state === 'unknown')) {
-      const graceMs =
-        entry.state === 'initiating' ? Math.max(this.#plan.notFoundGraceMs, this.#initiateWindowMs) : this.#plan.notFoundGraceMs;
-      if (Date.now() - entry.writtenAt >= graceMs) {
-        await this.#settle(entry, { state: 'not-sent', updatedAt: new Date().toISOString() });
-        return;
-      }
+      if (await this.#notFound(entry)) return;
     }
     if (isRetryable(error) || error instanceof NotFoundError) {
       logger.debug(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
@@ -366,10 +359,53 @@ class Worker implements SettlementWorker {
   }
 
   /**
-   * Delivers the final state (`onSettled`), then records it. In that order, a crash between the two
-   * delivers twice rather than never.
+   * After a 404: closes the payment as `not-sent` when the journal proves nothing can still arrive (see
+   * `settleNotFound`; its second status check takes a token like any other). True when the payment is no
+   * longer this worker's to check. `not-sent` is recorded before `onSettled` hears of it: delivered first, a
+   * close that then lost its race (an attempt began meanwhile) would have announced a false outcome.
    */
-  async #settle(entry: Held, change: PaymentChange): Promise<void> {
+  async #notFound(entry: Held): Promise<boolean> {
+    const { journal } = this.#context;
+    const verdict = await settleNotFound(
+      journal,
+      entry.referenceId,
+      this.#plan.notFoundGraceMs,
+      async () => {
+        if (!this.#bucket.take(Date.now())) throw new BudgetSpent();
+        try {
+          const again = await this.#context.check(entry.referenceId, this.#context.timeoutMs, this.#abort.signal);
+          return scrubObservation(statusObservation(again), this.#context.logger);
+        } catch (error) {
+          if (error instanceof NotFoundError) return 'not-found';
+          throw error;
+        }
+      },
+      this.#by,
+    ).catch((error: unknown) => {
+      if (error instanceof BudgetSpent) return undefined;
+      throw error;
+    });
+    const record = verdict?.record;
+    if (record === undefined || isOpenPaymentState(record.state)) {
+      if (record !== undefined) entry.state = record.state;
+      return false;
+    }
+    if (verdict?.applied && this.#onSettled !== undefined) {
+      try {
+        await this.#onSettled(record);
+      } catch (error) {
+        this.#context.logger.error(`settlement worker: onSettled threw for ${entry.referenceId} (not-sent, recorded)`, reasonOf(error));
+      }
+    }
+    this.#forget(entry);
+    return true;
+  }
+
+  /**
+   * Delivers the final status (`onSettled`), then records it. In that order, a crash between the two
+   * delivers twice rather than never; a status is a fact about the service, so delivering it is never false.
+   */
+  async #settle(entry: Held, observation: Extract<PaymentObservation, { kind: 'status' }>): Promise<void> {
     const { journal, logger } = this.#context;
     const current = await journal.get(entry.referenceId);
     if (current === undefined || !isOpenPaymentState(current.state)) {
@@ -379,32 +415,28 @@ class Worker implements SettlementWorker {
       return;
     }
     if (entry.gone) return;
-    const record = mergeChange(current, change);
-    if (this.#onSettled !== undefined) {
+    const decision = decide(current, observation, this.#by);
+    if (this.#onSettled !== undefined && decision.kind === 'change') {
       try {
-        await this.#onSettled(record);
+        await this.#onSettled(mergeChange(current, decision.change));
       } catch (error) {
         logger.error(`settlement worker: onSettled threw for ${entry.referenceId}; it stays open and is delivered again`, reasonOf(error));
         this.#schedule(entry, this.#plan.maxIntervalMs);
         return;
       }
     }
-    await journal.update(entry.referenceId, change);
+    await advance(journal, entry.referenceId, observation, this.#by);
     this.#forget(entry);
   }
 }
 
-function outcomeOf(status: CollectionStatus): Pick<PaymentChange, 'statusText' | 'transactionCode' | 'reason'> {
-  return {
-    statusText: status.statusText,
-    ...(status.transactionCode == null ? {} : { transactionCode: status.transactionCode }),
-    ...(status.reason == null ? {} : { reason: status.reason }),
-  };
-}
+/** The token for a 404's second status check was not there: the verdict waits for the payment's next turn. */
+class BudgetSpent extends Error {}
 
+/** The record as it will read once `change` is written (what `onSettled` is given before the write). */
 function mergeChange(record: PaymentRecord, change: PaymentChange): PaymentRecord {
   const merged: Record<string, unknown> = { ...record };
-  for (const [key, value] of Object.entries(change)) if (value !== undefined) merged[key] = value;
+  for (const [key, value] of Object.entries(change)) if (value !== undefined && key !== 'by' && key !== 'requestId') merged[key] = value;
   return merged as unknown as PaymentRecord;
 }
 

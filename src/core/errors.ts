@@ -212,13 +212,21 @@ export class RedirectError extends TapCollectionsError {
 export class UnknownOutcomeError extends TapCollectionsError {
   /** The operation's reference: persist it, and reconcile by it. */
   readonly referenceId: string;
+  /**
+   * With a journal: the earliest time (ISO 8601) a "not sent" verdict becomes possible, when the payment is
+   * not at the service yet but an attempt may still reach it. A till shows "checking, up to …" until then.
+   */
+  readonly decidableAt: string | undefined;
 
-  constructor(referenceId: string, cause: unknown) {
+  constructor(referenceId: string, cause: unknown, decidableAt?: string) {
     super(
-      `The outcome of the request with referenceId ${referenceId} is unknown: do not resend with a new reference; reconcile later by this referenceId`,
+      `The outcome of the request with referenceId ${referenceId} is unknown: do not resend with a new reference; reconcile later by this referenceId${
+        decidableAt === undefined ? '' : ` (the service does not hold it yet; a verdict is possible from ${decidableAt})`
+      }`,
       { cause },
     );
     this.referenceId = referenceId;
+    this.decidableAt = decidableAt;
   }
 }
 

@@ -36,6 +36,12 @@ export interface IdempotentCreate<Result> {
    * phone again), rather than resending and reconciling on the duplicate answer (Tap).
    */
   readonly lookupBeforeResend: boolean;
+  /**
+   * A duplicate answer means the operation exists even on a first attempt (the caller knows this reference is
+   * its own, e.g. from its journal): reconcile it, and end with the found operation or `UnknownOutcomeError`,
+   * never with the duplicate error. Default: only after an unknown outcome.
+   */
+  readonly duplicateMeansExists?: boolean;
 }
 
 /**
@@ -71,7 +77,7 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
         if (isUnknownOutcome(error) || error instanceof ResponseValidationError) {
           mayHaveCreated = true;
           lookUpFirst = create.lookupBeforeResend;
-        } else if (mayHaveCreated && create.isDuplicate(error)) {
+        } else if ((mayHaveCreated || create.duplicateMeansExists === true) && create.isDuplicate(error)) {
           const seen = await create.lookup(attemptNumber);
           if (seen.kind === 'found') return seen.result;
           if (seen.kind === 'excluded') mayHaveCreated = false;

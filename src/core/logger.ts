@@ -49,6 +49,15 @@ export class LevelLogger {
     }
   }
 
+  /**
+   * `text` as a log line would carry it: phone-shaped digit runs masked and the API key removed. The journal
+   * stores text through it too, so a stored record never holds what a log line may not.
+   */
+  redact(text: string): string {
+    const masked = redactForLog(text) as string;
+    return this.#secrets ? this.#secrets.scrub(masked) : masked;
+  }
+
   /** Whether debug lines are written: callers skip building a line that would be dropped. */
   get debugEnabled(): boolean {
     return this.#rank >= DEBUG_RANK;

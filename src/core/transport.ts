@@ -263,7 +263,13 @@ export class Transport {
     if (body !== undefined) headers['content-type'] = 'application/json';
 
     const { controller: attempt, release } = followingController(settings.signal);
-    const timeout = setTimeout(() => attempt.abort(), settings.timeoutMs);
+    // A deadline also cuts the request itself: a push journaled as sendable until then never leaves, or lasts, past it.
+    const limitMs = settings.deadline === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, settings.deadline - Date.now());
+    if (limitMs <= 0) {
+      release();
+      throw new TimeoutError(settings.timeoutMs);
+    }
+    const timeout = setTimeout(() => attempt.abort(), limitMs);
     const signal = attempt.signal;
     // The attempt's signal goes to fetch itself, not only inside ky's Request: a Request follows a signal
     // through a weak reference, so a fetch that watched only the Request's signal could miss the abort.

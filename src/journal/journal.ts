@@ -40,9 +40,9 @@ export interface PaymentError {
   readonly code?: string;
 }
 
-/** One payment as the journal keeps it. Timestamps are ISO 8601 strings (UTC). */
+/** One payment as the journal keeps it. Timestamps are ISO 8601 strings (UTC), stamped by the journal's own clock. */
 export interface PaymentRecord {
-  /** The collection's `referenceId`: the journal's key. */
+  /** The collection's `referenceId` (lower case): the journal's key. */
   readonly referenceId: string;
   /** Where the payment stands. */
   readonly state: PaymentState;
@@ -54,7 +54,7 @@ export interface PaymentRecord {
   readonly currency: string;
   /** The customer's number, **masked** as the logs mask it (`260*******56`): the journal keeps no full number. */
   readonly phoneNumber: string;
-  /** The narration, when one was sent. */
+  /** The narration, when one was sent, scrubbed as log lines are (phone numbers masked, the key removed). */
   readonly narration?: string;
   /**
    * An opaque digest of what identifies the payment (product, amount, currency, full number, narration),
@@ -62,26 +62,47 @@ export interface PaymentRecord {
    * `referenceId`. Stores keep it as they receive it.
    */
   readonly fingerprint: string;
-  /** When the record was first written. */
+  /** When the record was first written, by the journal's clock. */
   readonly createdAt: string;
-  /** When the record last changed. */
+  /** When the record last changed, by the journal's clock. */
   readonly updatedAt: string;
-  /** The last `statusText` the service answered. */
+  /**
+   * Counts the writes of this record (1 when inserted): the token of the journal's compare-and-set. A writer
+   * changes the record only if it still has the version it read ({@link PaymentJournal.transition}).
+   */
+  readonly version: number;
+  /**
+   * How long after `updatedAt` a push sent by the client that last wrote an `initiating` record can still
+   * reach the service (its attempts, time limits and backoff). With `notFoundGraceMs`, it decides when a 404
+   * proves the push never arrived.
+   */
+  readonly sendWindowMs?: number;
+  /**
+   * For an `initiating` or `unknown` record: the earliest time a `not-sent` verdict is possible (`updatedAt`
+   * plus `sendWindowMs` plus the default 10 s grace), so a till can show "checking, up to …". Derived, not stored.
+   */
+  readonly decidableAt?: string;
+  /** The last status word the service answered, as it answered it. */
   readonly statusText?: string;
   /** The service's outcome code, once settled. */
   readonly transactionCode?: string;
-  /** The service's explanatory text, once settled. */
+  /** The service's explanatory text, once settled (scrubbed as log lines are). */
   readonly reason?: string;
   /** Why the payment was rejected (state `rejected`), or the last error that left it `unknown`. */
   readonly error?: PaymentError;
 }
 
+/** What the SDK hands {@link PaymentJournal.insert}: the journal adds the times and the version. */
+export type NewPaymentRecord = Omit<PaymentRecord, 'createdAt' | 'updatedAt' | 'version' | 'decidableAt'>;
+
 /** A change to a record's state and what the service said; every field not given keeps its value. */
 export interface PaymentChange {
   /** The new state. */
   readonly state: PaymentState;
-  /** When the change happened (becomes `updatedAt`). */
-  readonly updatedAt: string;
+  /** Who made the change, for the history: `initiate`, `checkStatus`, `poll`, `recover`, `worker:<id>`, … */
+  readonly by: string;
+  /** See {@link PaymentRecord.sendWindowMs}. */
+  readonly sendWindowMs?: number;
   /** See {@link PaymentRecord.statusText}. */
   readonly statusText?: string;
   /** See {@link PaymentRecord.transactionCode}. */
@@ -90,7 +111,33 @@ export interface PaymentChange {
   readonly reason?: string;
   /** See {@link PaymentRecord.error}. */
   readonly error?: PaymentError;
+  /** The service's request id of the answer that caused the change, when there was one (kept in the history). */
+  readonly requestId?: string;
 }
+
+/** One change of a payment, as {@link PaymentJournal.history} keeps it. */
+export interface PaymentEvent {
+  /** When it happened, by the journal's clock (ISO 8601). */
+  readonly at: string;
+  /** The state before (`null` for the first write). */
+  readonly from: PaymentState | null;
+  /** The state after (the same as `from` for a write that changed only what the service said, or a resend). */
+  readonly to: PaymentState;
+  /** The status word the service answered, when the change came from one. */
+  readonly statusText?: string;
+  /** The service's outcome code, when the change recorded one. */
+  readonly transactionCode?: string;
+  /** The service's request id, when the change came from an answer that carried one. */
+  readonly requestId?: string;
+  /** Who made the change (see {@link PaymentChange.by}). */
+  readonly by: string;
+}
+
+/** What {@link PaymentJournal.transition} did. */
+export type PaymentTransition =
+  | { readonly applied: true; readonly record: PaymentRecord }
+  /** Not applied: the record (as it is now) had another version, or was final; `undefined` when absent. */
+  | { readonly applied: false; readonly record: PaymentRecord | undefined };
 
 /** Which records {@link PaymentJournal.list} returns. */
 export interface PaymentFilter {
@@ -115,25 +162,33 @@ export interface LeaseRequest {
  * write durable (a crash right after loses nothing). Methods reject on storage failures; the SDK turns
  * that into `JournalError`.
  *
+ * Every change is a compare-and-set ({@link PaymentJournal.transition}): applied only if the record still has
+ * the version the writer read, checked in the same atomic step as the write, and written together with its
+ * {@link PaymentEvent}. Times are the journal's own clock (the database server's, or the machine's for a file
+ * or memory), never a time a client sends, so machines whose clocks disagree still agree on a record's age.
+ *
  * Leases let several settlement workers share the open records: a record leased to one owner is not
- * leased to another until the lease expires or is released. Stores whose writers share a clock they
- * trust (a database server's) should measure leases by that clock.
+ * leased to another until the lease expires or is released. Leasing never changes a record's version.
  */
 export interface PaymentJournal {
   /**
-   * Writes a new record. Resolves `true` when written, `false` (writing nothing) when a record with the
-   * same `referenceId` exists already.
+   * Writes a new record (version 1, `createdAt` and `updatedAt` the journal's now) with its first event.
+   * Resolves with the stored record, or `undefined` (writing nothing) when the `referenceId` exists already.
    */
-  insert(record: PaymentRecord): Promise<boolean>;
+  insert(record: NewPaymentRecord): Promise<PaymentRecord | undefined>;
   /**
-   * Applies `change` to the record unless its state is final: final states never change. Resolves with the
-   * record as stored afterwards (unchanged when it was final), or `undefined` when there is no such record.
+   * Applies `change` only if the record's version is `expectedVersion` and its state is open (final states
+   * never change), in one atomic step that also bumps the version, stamps `updatedAt` and appends the event.
    */
-  update(referenceId: string, change: PaymentChange): Promise<PaymentRecord | undefined>;
+  transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition>;
+  /** The journal's clock now (ISO 8601): what record ages are measured by. */
+  now(): Promise<string>;
   /** The record for `referenceId`, or `undefined`. */
   get(referenceId: string): Promise<PaymentRecord | undefined>;
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
   list(filter?: PaymentFilter): Promise<PaymentRecord[]>;
+  /** Every change of the payment, oldest first (`[]` when there is no such record). */
+  history(referenceId: string): Promise<PaymentEvent[]>;
   /**
    * Leases up to `limit` open records that have no live lease (none, or expired, or released) to `owner`,
    * oldest first, and resolves with them. Records already leased to `owner` are not returned again.
@@ -148,4 +203,34 @@ export interface PaymentJournal {
   release(owner: string, referenceIds: readonly string[]): Promise<void>;
   /** Frees the store's resources (connections, file handles). Optional; the SDK never calls it. */
   close?(): Promise<void>;
+}
+
+/** The grace a reader adds to the sender's window by default before a 404 proves a push never arrived: 10 s. */
+export const DEFAULT_NOT_FOUND_GRACE_MS = 10_000;
+
+/**
+ * The record with {@link PaymentRecord.decidableAt} derived (for `initiating` and `unknown` records). Every
+ * shipped store returns records through it; a store of your own may too.
+ */
+export function withDecidableAt(record: PaymentRecord): PaymentRecord {
+  if (record.state !== 'initiating' && record.state !== 'unknown') return record;
+  const at = Date.parse(record.updatedAt) + (record.sendWindowMs ?? 0) + DEFAULT_NOT_FOUND_GRACE_MS;
+  return Number.isFinite(at) ? { ...record, decidableAt: new Date(at).toISOString() } : record;
+}
+
+/** The event a change writes: from the record before, to the change's state. */
+export function eventOf(
+  before: PaymentState | null,
+  change: Pick<PaymentChange, 'state' | 'by' | 'statusText' | 'transactionCode' | 'requestId'>,
+  at: string,
+): PaymentEvent {
+  return {
+    at,
+    from: before,
+    to: change.state,
+    by: change.by,
+    ...(change.statusText === undefined ? {} : { statusText: change.statusText }),
+    ...(change.transactionCode === undefined ? {} : { transactionCode: change.transactionCode }),
+    ...(change.requestId === undefined ? {} : { requestId: change.requestId }),
+  };
 }

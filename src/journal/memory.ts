@@ -6,18 +6,23 @@
  * @module
  */
 import {
+  eventOf,
   isOpenPaymentState,
   type LeaseRequest,
+  type NewPaymentRecord,
   type PaymentChange,
+  type PaymentEvent,
   type PaymentFilter,
   type PaymentJournal,
   type PaymentRecord,
+  type PaymentTransition,
+  withDecidableAt,
 } from './journal.js';
 
 /** Options of {@link MemoryJournal}. */
 export interface MemoryJournalOptions {
   /**
-   * The clock leases are measured by, in milliseconds.
+   * The journal's clock, in milliseconds: it stamps `createdAt`/`updatedAt` and measures leases.
    * @defaultValue `Date.now`
    */
   readonly now?: () => number;
@@ -25,6 +30,7 @@ export interface MemoryJournalOptions {
 
 interface Entry {
   record: PaymentRecord;
+  readonly events: PaymentEvent[];
   leaseOwner: string | undefined;
   leaseExpiresAt: number;
 }
@@ -47,35 +53,61 @@ export class MemoryJournal implements PaymentJournal {
   }
 
   /** {@inheritDoc PaymentJournal.insert} */
-  async insert(record: PaymentRecord): Promise<boolean> {
-    if (this.#entries.has(record.referenceId)) return false;
-    this.#entries.set(record.referenceId, { record: freeze(record), leaseOwner: undefined, leaseExpiresAt: 0 });
-    return true;
+  async insert(record: NewPaymentRecord): Promise<PaymentRecord | undefined> {
+    if (this.#entries.has(record.referenceId)) return undefined;
+    const at = this.#stamp();
+    const stored = freeze({ ...record, createdAt: at, updatedAt: at, version: 1 });
+    const event = eventOf(null, { ...record, by: 'initiate' }, at);
+    this.#entries.set(record.referenceId, { record: stored, events: [event], leaseOwner: undefined, leaseExpiresAt: 0 });
+    return withDecidableAt(stored);
   }
 
-  /** {@inheritDoc PaymentJournal.update} */
-  async update(referenceId: string, change: PaymentChange): Promise<PaymentRecord | undefined> {
+  /** {@inheritDoc PaymentJournal.transition} */
+  async transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
     const entry = this.#entries.get(referenceId);
-    if (entry === undefined) return undefined;
-    if (!isOpenPaymentState(entry.record.state)) return entry.record;
-    const next: Record<string, unknown> = { ...entry.record };
-    for (const [key, value] of Object.entries(change)) {
-      if (value !== undefined) next[key] = value;
+    if (entry === undefined) return { applied: false, record: undefined };
+    const current = entry.record;
+    if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) {
+      return { applied: false, record: withDecidableAt(current) };
     }
+    const at = this.#stamp();
+    const next: Record<string, unknown> = { ...current };
+    for (const [key, value] of Object.entries(change)) {
+      if (value !== undefined && key !== 'by' && key !== 'requestId') next[key] = value;
+    }
+    next.updatedAt = at;
+    next.version = current.version + 1;
     entry.record = freeze(next as unknown as PaymentRecord);
-    return entry.record;
+    entry.events.push(eventOf(current.state, change, at));
+    return { applied: true, record: withDecidableAt(entry.record) };
+  }
+
+  /** {@inheritDoc PaymentJournal.now} */
+  async now(): Promise<string> {
+    return new Date(this.#now()).toISOString();
   }
 
   /** {@inheritDoc PaymentJournal.get} */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
-    return this.#entries.get(referenceId)?.record;
+    const record = this.#entries.get(referenceId)?.record;
+    return record === undefined ? undefined : withDecidableAt(record);
+  }
+
+  /** {@inheritDoc PaymentJournal.history} */
+  async history(referenceId: string): Promise<PaymentEvent[]> {
+    return [...(this.#entries.get(referenceId)?.events ?? [])];
+  }
+
+  /** A write's time, by the journal's clock. */
+  #stamp(): string {
+    return new Date(this.#now()).toISOString();
   }
 
   /** {@inheritDoc PaymentJournal.list} */
   async list(filter: PaymentFilter = {}): Promise<PaymentRecord[]> {
     const states = filter.states === undefined ? undefined : new Set(filter.states);
     const records = [...this.#entries.values()]
-      .map((entry) => entry.record)
+      .map((entry) => withDecidableAt(entry.record))
       .filter((record) => states === undefined || states.has(record.state))
       .sort(oldestFirst);
     return filter.limit === undefined ? records : records.slice(0, Math.max(0, filter.limit));
@@ -92,7 +124,7 @@ export class MemoryJournal implements PaymentJournal {
       entry.leaseOwner = request.owner;
       entry.leaseExpiresAt = now + request.leaseMs;
     }
-    return free.map((entry) => entry.record);
+    return free.map((entry) => withDecidableAt(entry.record));
   }
 
   /** {@inheritDoc PaymentJournal.renew} */
@@ -132,7 +164,8 @@ export function oldestFirst(a: PaymentRecord, b: PaymentRecord): number {
 function freeze(record: PaymentRecord): PaymentRecord {
   const copy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) {
-    if (value !== undefined) copy[key] = value;
+    // decidableAt is derived on every read, never kept.
+    if (value !== undefined && key !== 'decidableAt') copy[key] = value;
   }
   if (record.error !== undefined) copy.error = Object.freeze({ ...record.error });
   return Object.freeze(copy) as unknown as PaymentRecord;

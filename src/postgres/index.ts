@@ -15,8 +15,17 @@
  * @packageDocumentation
  * @module tap-collections-sdk/postgres
  */
-import type { LeaseRequest, PaymentChange, PaymentFilter, PaymentJournal, PaymentRecord } from '../journal/journal.js';
-import { RECORD_COLUMNS, type RecordRow, recordToRow, rowToRecord } from '../journal/record-row.js';
+import type {
+  LeaseRequest,
+  NewPaymentRecord,
+  PaymentChange,
+  PaymentEvent,
+  PaymentFilter,
+  PaymentJournal,
+  PaymentRecord,
+  PaymentTransition,
+} from '../journal/journal.js';
+import { RECORD_COLUMNS, type RecordRow, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 
 /** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
 export interface PostgresPool {
@@ -50,7 +59,8 @@ export type PostgresJournalOptions = (
     }
 ) & {
   /**
-   * The table's name: letters, digits and `_`, not starting with a digit, at most 63 characters; created
+   * The table's name: letters, digits and `_`, not starting with a digit, at most 50 characters (PostgreSQL
+   * cuts names at 63, and the history table and the indexes add a suffix to it); created
    * on first use (or by {@link PostgresJournal.migrate}). @defaultValue `'tap_payment_journal'`
    */
   tableName?: string;
@@ -64,6 +74,8 @@ interface PgModule {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** Table names leave room for the longest suffix derived from them (`_history_ref_idx`) within PostgreSQL's 63. */
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
 
 /**
@@ -77,7 +89,8 @@ const OPEN = "('initiating', 'pending', 'unknown')";
  */
 export class PostgresJournal implements PaymentJournal {
   readonly #table: string;
-  readonly #indexName: string;
+  readonly #history: string;
+  readonly #tableName: string;
   readonly #ownsPool: boolean;
   readonly #connectionString: string | undefined;
   #pool: PostgresPool | Promise<PostgresPool> | undefined;
@@ -86,7 +99,11 @@ export class PostgresJournal implements PaymentJournal {
   /** @throws TypeError on a missing connection or a table or schema name that is not a plain identifier. */
   constructor(options: PostgresJournalOptions) {
     const { tableName = 'tap_payment_journal', schema } = options ?? ({} as PostgresJournalOptions);
-    if (!IDENTIFIER.test(tableName)) throw new TypeError('PostgresJournal: tableName must match /^[A-Za-z_][A-Za-z0-9_]{0,62}$/');
+    if (!TABLE_NAME.test(tableName)) {
+      throw new TypeError(
+        'PostgresJournal: tableName must be letters, digits and _, not starting with a digit, at most 50 characters (the names derived from it must fit in 63)',
+      );
+    }
     if (schema !== undefined && !IDENTIFIER.test(schema))
       throw new TypeError('PostgresJournal: schema must match /^[A-Za-z_][A-Za-z0-9_]{0,62}$/');
     if (options?.pool !== undefined) {
@@ -100,8 +117,10 @@ export class PostgresJournal implements PaymentJournal {
       throw new TypeError('PostgresJournal: pass { connectionString } or { pool }');
     }
     // Identifiers are checked above and quoted here, so the name can never carry SQL.
-    this.#table = schema === undefined ? `"${tableName}"` : `"${schema}"."${tableName}"`;
-    this.#indexName = `"${tableName}_open_idx"`;
+    const qualified = (name: string) => (schema === undefined ? `"${name}"` : `"${schema}"."${name}"`);
+    this.#table = qualified(tableName);
+    this.#history = qualified(`${tableName}_history`);
+    this.#tableName = tableName;
   }
 
   /**
@@ -120,6 +139,10 @@ export class PostgresJournal implements PaymentJournal {
     const pool = await this.#poolOf();
     // One statement list in one implicit transaction: the advisory lock serializes concurrent first uses,
     // whose CREATE … IF NOT EXISTS would otherwise race on the catalog.
+    const name = this.#tableName;
+    // One statement list in one implicit transaction: the advisory lock serializes concurrent first uses,
+    // whose CREATE … IF NOT EXISTS would otherwise race on the catalog. A table of the first release
+    // (text times, double amounts, no version or history) is upgraded in place.
     await pool.query(
       `DO $$ BEGIN
         PERFORM pg_advisory_xact_lock(hashtext('tap-collections-sdk journal'));
@@ -127,21 +150,45 @@ export class PostgresJournal implements PaymentJournal {
           reference_id text COLLATE "C" PRIMARY KEY,
           state text NOT NULL,
           product_id text NOT NULL,
-          amount double precision NOT NULL,
+          amount numeric NOT NULL,
           currency text NOT NULL,
           phone_number text NOT NULL,
           narration text,
           fingerprint text NOT NULL,
-          created_at text COLLATE "C" NOT NULL,
-          updated_at text NOT NULL,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL,
           status_text text,
           transaction_code text,
           reason text,
           error jsonb,
           lease_owner text,
-          lease_expires_at timestamptz
+          lease_expires_at timestamptz,
+          version integer NOT NULL DEFAULT 1,
+          send_window_ms integer
         );
-        CREATE INDEX IF NOT EXISTS ${this.#indexName} ON ${this.#table} (created_at, reference_id) WHERE state IN ${OPEN};
+        IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'amount') = 'double precision'::regtype THEN
+          ALTER TABLE ${this.#table} ALTER COLUMN amount TYPE numeric USING round(amount::numeric, 2);
+        END IF;
+        IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'created_at') = 'text'::regtype THEN
+          ALTER TABLE ${this.#table}
+            ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+            ALTER COLUMN updated_at TYPE timestamptz USING updated_at::timestamptz;
+        END IF;
+        ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1;
+        ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS send_window_ms integer;
+        CREATE INDEX IF NOT EXISTS "${name}_open_idx" ON ${this.#table} (created_at, reference_id) WHERE state IN ${OPEN};
+        CREATE TABLE IF NOT EXISTS ${this.#history} (
+          id bigserial PRIMARY KEY,
+          reference_id text COLLATE "C" NOT NULL,
+          at timestamptz NOT NULL,
+          from_state text,
+          to_state text NOT NULL,
+          status_text text,
+          transaction_code text,
+          request_id text,
+          by text NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS "${name}_history_ref_idx" ON ${this.#history} (reference_id, id);
       END $$`,
     );
   }
@@ -164,39 +211,82 @@ export class PostgresJournal implements PaymentJournal {
     return pool.query(text, values);
   }
 
-  /** Writes a new record; `false` (writing nothing) when its `referenceId` exists already. */
-  async insert(record: PaymentRecord): Promise<boolean> {
-    const result = await this.#query(
-      `INSERT INTO ${this.#table} (${RECORD_COLUMNS.join(', ')})
-       VALUES (${RECORD_COLUMNS.map((_, index) => `$${index + 1}`).join(', ')})
-       ON CONFLICT (reference_id) DO NOTHING`,
-      recordToRow(record),
+  /** Writes a new record (version 1, stamped by the server's clock) with its first event, in one statement; `undefined` when its `referenceId` exists. */
+  async insert(record: NewPaymentRecord): Promise<PaymentRecord | undefined> {
+    // The two time columns are bound as NULL and take the server's now().
+    const placeholders = RECORD_COLUMNS.map((column, index) =>
+      column === 'created_at' || column === 'updated_at' ? `COALESCE($${index + 1}::timestamptz, now())` : `$${index + 1}`,
     );
-    return result.rowCount === 1;
+    const result = await this.#query(
+      `WITH inserted AS (
+         INSERT INTO ${this.#table} (${RECORD_COLUMNS.join(', ')})
+         VALUES (${placeholders.join(', ')})
+         ON CONFLICT (reference_id) DO NOTHING
+         RETURNING *
+       ), event AS (
+         INSERT INTO ${this.#history} (reference_id, at, from_state, to_state, status_text, by)
+         SELECT reference_id, updated_at, NULL, state, status_text, 'initiate' FROM inserted
+       )
+       SELECT * FROM inserted`,
+      recordToRow(record, null),
+    );
+    return result.rows.length === 1 ? rowToRecord(result.rows[0] as RecordRow) : undefined;
   }
 
-  /** Applies `change` unless the record is final; resolves with the stored record, or `undefined` when absent. */
-  async update(referenceId: string, change: PaymentChange): Promise<PaymentRecord | undefined> {
-    const assignments = ['state = $2', 'updated_at = $3'];
-    const values: unknown[] = [referenceId, change.state, change.updatedAt];
-    const optional = [
-      ['status_text', change.statusText],
-      ['transaction_code', change.transactionCode],
-      ['reason', change.reason],
-      ['error', change.error === undefined ? undefined : JSON.stringify(change.error)],
-    ] as const;
-    for (const [column, value] of optional) {
-      if (value === undefined) continue;
-      values.push(value);
-      assignments.push(`${column} = $${values.length}`);
-    }
-    // The condition on the open states makes "final states never change" hold under any concurrency.
-    const updated = await this.#query(
-      `UPDATE ${this.#table} SET ${assignments.join(', ')} WHERE reference_id = $1 AND state IN ${OPEN} RETURNING *`,
-      values,
+  /**
+   * Applies `change` if the record still has `expectedVersion` and is open, and appends its event, in one
+   * statement (the row locked while its state before is read).
+   */
+  async transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
+    const result = await this.#query(
+      `WITH before AS (
+         SELECT reference_id, state FROM ${this.#table}
+         WHERE reference_id = $1 AND version = $2 AND state IN ${OPEN}
+         FOR UPDATE
+       ), changed AS (
+         UPDATE ${this.#table} AS journal SET
+           state = $3, updated_at = now(), version = journal.version + 1,
+           status_text = COALESCE($4, journal.status_text), transaction_code = COALESCE($5, journal.transaction_code),
+           reason = COALESCE($6, journal.reason), error = COALESCE($7::jsonb, journal.error),
+           send_window_ms = COALESCE($8, journal.send_window_ms)
+         FROM before WHERE journal.reference_id = before.reference_id
+         RETURNING journal.*
+       ), event AS (
+         INSERT INTO ${this.#history} (reference_id, at, from_state, to_state, status_text, transaction_code, request_id, by)
+         SELECT changed.reference_id, changed.updated_at, before.state, changed.state, $4, $5, $9, $10 FROM changed, before
+       )
+       SELECT * FROM changed`,
+      [
+        referenceId,
+        expectedVersion,
+        change.state,
+        change.statusText ?? null,
+        change.transactionCode ?? null,
+        change.reason ?? null,
+        change.error === undefined ? null : JSON.stringify(change.error),
+        change.sendWindowMs ?? null,
+        change.requestId ?? null,
+        change.by,
+      ],
     );
-    if (updated.rows.length === 1) return rowToRecord(updated.rows[0] as RecordRow);
-    return this.get(referenceId);
+    if (result.rows.length === 1) return { applied: true, record: rowToRecord(result.rows[0] as RecordRow) };
+    return { applied: false, record: await this.get(referenceId) };
+  }
+
+  /** The database server's clock: every process and machine on this journal measures ages by it. */
+  async now(): Promise<string> {
+    const result = await this.#query('SELECT now() AS now', []);
+    const value = (result.rows[0] as { now: unknown }).now;
+    return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+  }
+
+  /** Every change of the payment, oldest first. */
+  async history(referenceId: string): Promise<PaymentEvent[]> {
+    const result = await this.#query(
+      `SELECT at, from_state, to_state, status_text, transaction_code, request_id, by FROM ${this.#history} WHERE reference_id = $1 ORDER BY id`,
+      [referenceId],
+    );
+    return result.rows.map((row) => rowToEvent(row as RecordRow));
   }
 
   /** The record for `referenceId`, or `undefined`. */

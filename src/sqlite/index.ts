@@ -16,8 +16,19 @@
  * @module tap-collections-sdk/sqlite
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { LeaseRequest, PaymentChange, PaymentFilter, PaymentJournal, PaymentRecord } from '../journal/journal.js';
-import { RECORD_COLUMNS, recordToRow, rowToRecord } from '../journal/record-row.js';
+import {
+  eventOf,
+  isOpenPaymentState,
+  type LeaseRequest,
+  type NewPaymentRecord,
+  type PaymentChange,
+  type PaymentEvent,
+  type PaymentFilter,
+  type PaymentJournal,
+  type PaymentRecord,
+  type PaymentTransition,
+} from '../journal/journal.js';
+import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 
 /** Options of {@link SqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -33,14 +44,16 @@ export interface SqliteJournalOptions {
    */
   readonly flushEveryWrite?: boolean;
   /**
-   * The clock leases are measured by, in milliseconds. Processes sharing one file share the machine's clock.
+   * The journal's clock, in milliseconds: it stamps every write and measures leases. Processes sharing one
+   * file share the machine's clock.
    * @defaultValue `Date.now`
    */
   readonly now?: () => number;
 }
 
 const TABLE = 'tap_payment_journal';
-const SCHEMA_VERSION = 1;
+const HISTORY = `${TABLE}_history`;
+const SCHEMA_VERSION = 2;
 const OPEN = "('initiating', 'pending', 'unknown')";
 
 const SCHEMA = `
@@ -60,10 +73,34 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
   reason TEXT,
   error TEXT,
   lease_owner TEXT,
-  lease_expires_at INTEGER NOT NULL DEFAULT 0
+  lease_expires_at INTEGER NOT NULL DEFAULT 0,
+  version INTEGER NOT NULL DEFAULT 1,
+  send_window_ms INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
+`;
+
+/** The history of every record, appended in the same transaction as the change it describes. */
+const HISTORY_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ${HISTORY} (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  reference_id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  from_state TEXT,
+  to_state TEXT NOT NULL,
+  status_text TEXT,
+  transaction_code TEXT,
+  request_id TEXT,
+  by TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${HISTORY}_reference ON ${HISTORY} (reference_id, id);
+`;
+
+/** Schema version 1 (the first release) to 2: the compare-and-set version, the sender's window, the history. */
+const UPGRADE_FROM_1 = `
+ALTER TABLE ${TABLE} ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE ${TABLE} ADD COLUMN send_window_ms INTEGER;
 `;
 
 const COLUMNS = RECORD_COLUMNS.join(', ');
@@ -72,6 +109,8 @@ interface Statements {
   readonly insert: StatementSync;
   readonly update: StatementSync;
   readonly get: StatementSync;
+  readonly appendEvent: StatementSync;
+  readonly history: StatementSync;
   readonly leaseCandidates: StatementSync;
   readonly takeLease: StatementSync;
   readonly renew: StatementSync;
@@ -113,45 +152,69 @@ export class SqliteJournal implements PaymentJournal {
     this.#flushEveryWrite = options.flushEveryWrite ?? false;
   }
 
-  /** Writes a new record; `false` (writing nothing) when its `referenceId` exists already. */
-  async insert(record: PaymentRecord): Promise<boolean> {
+  /** Writes a new record (version 1, stamped by this machine's clock) with its first event; `undefined` when its `referenceId` exists. */
+  async insert(record: NewPaymentRecord): Promise<PaymentRecord | undefined> {
     const statements = this.#open();
     const db = this.#database();
+    // Only the write a push waits for is flushed to the disk before it resolves (see flushEveryWrite).
     if (!this.#flushEveryWrite) db.exec('PRAGMA synchronous = FULL');
     try {
-      return this.#insert(statements, record);
+      return this.#transaction(() => {
+        const at = this.#stamp();
+        const row = statements.insert.get(...recordToRow(record, at));
+        if (row === undefined) return undefined;
+        statements.appendEvent.run(...eventToRow(record.referenceId, eventOf(null, { ...record, by: 'initiate' }, at)));
+        return rowToRecord(row);
+      });
     } finally {
       if (!this.#flushEveryWrite) db.exec('PRAGMA synchronous = NORMAL');
     }
   }
 
-  #insert(statements: Statements, record: PaymentRecord): boolean {
-    const result = statements.insert.run(...recordToRow(record));
-    return Number(result.changes) === 1;
+  /** Applies `change` if the record still has `expectedVersion` and is open, with its event, in one transaction. */
+  async transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
+    const statements = this.#open();
+    return this.#transaction((): PaymentTransition => {
+      const before = statements.get.get(referenceId);
+      if (before === undefined) return { applied: false, record: undefined };
+      const current = rowToRecord(before);
+      if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) return { applied: false, record: current };
+      const at = this.#stamp();
+      const updated = statements.update.get(
+        change.state,
+        at,
+        change.statusText ?? null,
+        change.transactionCode ?? null,
+        change.reason ?? null,
+        change.error === undefined ? null : JSON.stringify(change.error),
+        change.sendWindowMs ?? null,
+        referenceId,
+        expectedVersion,
+      );
+      if (updated === undefined) return { applied: false, record: current };
+      statements.appendEvent.run(...eventToRow(referenceId, eventOf(current.state, change, at)));
+      return { applied: true, record: rowToRecord(updated) };
+    });
   }
 
-  /** Applies `change` unless the record is final; resolves with the stored record, or `undefined` when absent. */
-  async update(referenceId: string, change: PaymentChange): Promise<PaymentRecord | undefined> {
-    const statements = this.#open();
-    const updated = statements.update.get(
-      change.state,
-      change.updatedAt,
-      change.statusText ?? null,
-      change.transactionCode ?? null,
-      change.reason ?? null,
-      change.error === undefined ? null : JSON.stringify(change.error),
-      referenceId,
-    );
-    if (updated !== undefined) return rowToRecord(updated);
-    // Final (unchanged) or absent.
-    const row = statements.get.get(referenceId);
-    return row === undefined ? undefined : rowToRecord(row);
+  /** This machine's clock (the journal's clock for every process sharing the file). */
+  async now(): Promise<string> {
+    return this.#stamp();
   }
 
   /** The record for `referenceId`, or `undefined`. */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const row = this.#open().get.get(referenceId);
     return row === undefined ? undefined : rowToRecord(row);
+  }
+
+  /** Every change of the payment, oldest first. */
+  async history(referenceId: string): Promise<PaymentEvent[]> {
+    return this.#open().history.all(referenceId).map(rowToEvent);
+  }
+
+  #stamp(): string {
+    return new Date(this.#now()).toISOString();
   }
 
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
@@ -232,7 +295,12 @@ export class SqliteJournal implements PaymentJournal {
       }
       db.exec('BEGIN IMMEDIATE');
       try {
+        // Read again under the write lock: another process may have upgraded the file meanwhile.
+        const current = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+        const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(TABLE) !== undefined;
+        if (exists && current < 2) db.exec(UPGRADE_FROM_1);
         db.exec(SCHEMA);
+        db.exec(HISTORY_SCHEMA);
         db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         db.exec('COMMIT');
       } catch (error) {
@@ -252,13 +320,17 @@ export class SqliteJournal implements PaymentJournal {
     const db = this.#database();
     this.#statements = {
       insert: db.prepare(
-        `INSERT INTO ${TABLE} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reference_id) DO NOTHING`,
+        `INSERT INTO ${TABLE} (${COLUMNS}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})
+         ON CONFLICT (reference_id) DO NOTHING RETURNING ${COLUMNS}`,
       ),
       update: db.prepare(
         `UPDATE ${TABLE} SET state = ?, updated_at = ?, status_text = COALESCE(?, status_text),
-           transaction_code = COALESCE(?, transaction_code), reason = COALESCE(?, reason), error = COALESCE(?, error)
-         WHERE reference_id = ? AND state IN ${OPEN} RETURNING ${COLUMNS}`,
+           transaction_code = COALESCE(?, transaction_code), reason = COALESCE(?, reason), error = COALESCE(?, error),
+           send_window_ms = COALESCE(?, send_window_ms), version = version + 1
+         WHERE reference_id = ? AND version = ? AND state IN ${OPEN} RETURNING ${COLUMNS}`,
       ),
+      appendEvent: db.prepare(`INSERT INTO ${HISTORY} (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`),
+      history: db.prepare(`SELECT ${EVENT_COLUMNS.join(', ')} FROM ${HISTORY} WHERE reference_id = ? ORDER BY id`),
       get: db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} WHERE reference_id = ?`),
       leaseCandidates: db.prepare(
         `SELECT ${COLUMNS} FROM ${TABLE} WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= ?)

@@ -1,0 +1,182 @@
+/**
+ * The payment state machine: the one place that decides how a journal record moves, used by every writer
+ * (`initiate`, `checkStatus`, `pollUntilSettled`, `recover()`, the settlement worker).
+ *
+ * Two kinds of knowledge move a record:
+ * - **facts about the service** (a 202, a status answer): true whatever else happened, so they apply to the
+ *   record as it is now; a writer that loses the compare-and-set reads again and decides again;
+ * - **conclusions from one writer's own view** (this call is about to send; this call's create ended so;
+ *   the service does not hold the payment): true only of the record as that writer read it, so they apply
+ *   only to that version. A lost compare-and-set means someone acted since: the conclusion is dropped.
+ *
+ * `not-sent` needs proof that nothing can still arrive: a 404 asked for only once the journal's own clock
+ * says the record is older than the last sender's window plus the reader's grace
+ * ({@link settleNotFound}). No machine's clock is ever compared with a time another machine wrote.
+ *
+ * @module
+ */
+import {
+  DEFAULT_NOT_FOUND_GRACE_MS,
+  isOpenPaymentState,
+  type PaymentChange,
+  type PaymentError,
+  type PaymentJournal,
+  type PaymentRecord,
+} from './journal.js';
+
+/** What a writer learnt about a payment. */
+export type PaymentObservation =
+  /** An attempt of `initiate` is about to leave; `sendWindowMs` bounds how long it can still reach the service. */
+  | { readonly kind: 'sending'; readonly sendWindowMs: number }
+  /** The service accepted the push (202). */
+  | { readonly kind: 'accepted'; readonly statusText: string; readonly requestId?: string | undefined }
+  /** A status answer, its word already mapped to a state. */
+  | {
+      readonly kind: 'status';
+      readonly state: 'successful' | 'failed' | 'pending';
+      readonly statusText: string;
+      readonly transactionCode?: string | undefined;
+      readonly reason?: string | undefined;
+      readonly requestId?: string | undefined;
+    }
+  /** The service holds no collection, asked after the record was old enough (see {@link settleNotFound}). */
+  | { readonly kind: 'not-found' }
+  /** This call's create ended without knowing whether the service holds the payment. */
+  | { readonly kind: 'create-unknown'; readonly error: PaymentError }
+  /** The service refused this call's create (a 4xx that proves nothing was created). */
+  | { readonly kind: 'create-refused'; readonly error: PaymentError }
+  /** Every attempt of this call provably created nothing (refused connections, 429s). */
+  | { readonly kind: 'create-not-sent'; readonly error: PaymentError };
+
+/** The decision for one record and one observation. */
+export type PaymentDecision =
+  | { readonly kind: 'change'; readonly change: PaymentChange }
+  | { readonly kind: 'keep' }
+  /** `sending` on a record that must not be sent again (the service holds it, or it is closed). */
+  | { readonly kind: 'refuse' };
+
+const KEEP: PaymentDecision = { kind: 'keep' };
+
+/** The rules, as a pure function: what `observation` does to `record`. */
+export function decide(record: PaymentRecord, observation: PaymentObservation, by: string): PaymentDecision {
+  const { state } = record;
+  const open = isOpenPaymentState(state);
+  const change = (next: Omit<PaymentChange, 'by'>): PaymentDecision => ({ kind: 'change', change: { ...next, by } });
+  switch (observation.kind) {
+    case 'sending':
+      // A pending record is at the service, a final one is closed: sending again could push twice.
+      if (state !== 'initiating' && state !== 'unknown') return { kind: 'refuse' };
+      return change({ state: 'initiating', sendWindowMs: observation.sendWindowMs });
+    case 'accepted':
+      if (!open || (state === 'pending' && record.statusText === observation.statusText)) return KEEP;
+      return change({ state: 'pending', statusText: observation.statusText, requestId: observation.requestId });
+    case 'status': {
+      if (!open) return KEEP;
+      if (observation.state === 'pending' && state === 'pending' && record.statusText === observation.statusText) return KEEP;
+      return change({
+        state: observation.state,
+        statusText: observation.statusText,
+        transactionCode: observation.transactionCode,
+        reason: observation.reason,
+        requestId: observation.requestId,
+      });
+    }
+    case 'not-found':
+      return state === 'initiating' || state === 'unknown' ? change({ state: 'not-sent' }) : KEEP;
+    case 'create-unknown':
+      return state === 'initiating' ? change({ state: 'unknown', error: observation.error }) : KEEP;
+    case 'create-refused':
+      return state === 'initiating' ? change({ state: 'rejected', error: observation.error }) : KEEP;
+    case 'create-not-sent':
+      return state === 'initiating' ? change({ state: 'not-sent', error: observation.error }) : KEEP;
+  }
+}
+
+/** What {@link advance} did. */
+export interface Advanced {
+  /** The record as the journal holds it afterwards (`undefined` when there is none). */
+  readonly record: PaymentRecord | undefined;
+  /** True when this observation changed the record. */
+  readonly applied: boolean;
+  /** True when a `sending` observation was refused: do not send. */
+  readonly refused: boolean;
+}
+
+/** How many times a fact is re-decided after losing the compare-and-set before giving up (the record keeps moving). */
+const MAX_RACES = 16;
+
+/**
+ * Applies an observation through the journal's compare-and-set.
+ *
+ * @param basedOn - The record the observation's writer read, for conclusions (everything but `accepted` and
+ *   `status`): applied to that version only. Facts pass `undefined`: they apply to the record as it is now.
+ */
+export async function advance(
+  journal: PaymentJournal,
+  referenceId: string,
+  observation: PaymentObservation,
+  by: string,
+  basedOn?: PaymentRecord,
+): Promise<Advanced> {
+  let record = basedOn ?? (await journal.get(referenceId));
+  for (let race = 0; record !== undefined && race < MAX_RACES; race++) {
+    const decision = decide(record, observation, by);
+    if (decision.kind !== 'change') return { record, applied: false, refused: decision.kind === 'refuse' };
+    const result = await journal.transition(referenceId, record.version, decision.change);
+    if (result.applied) return { record: result.record, applied: true, refused: false };
+    // A conclusion holds only for the record its writer read; someone acted since.
+    if (basedOn !== undefined) {
+      const refused = observation.kind === 'sending';
+      return { record: result.record, applied: false, refused };
+    }
+    record = result.record;
+  }
+  return { record, applied: false, refused: observation.kind === 'sending' };
+}
+
+/** The status check {@link settleNotFound} makes once the record is old enough: a status, or `'not-found'` on 404. */
+export type RecheckStatus = () => Promise<Extract<PaymentObservation, { kind: 'status' }> | 'not-found'>;
+
+/** What {@link settleNotFound} concluded. */
+export interface NotFoundVerdict extends Advanced {
+  /** False while a `not-sent` verdict is not yet possible (the record is too young by the journal's clock). */
+  readonly decidable: boolean;
+}
+
+/**
+ * After a 404: closes an `initiating` or `unknown` record as `not-sent` (or, for `initiate` retrying the same
+ * payment, takes it over to send it: `conclusion` `sending`) when, and only when, nothing can still arrive.
+ * The journal's clock must say the record is older than its last sender's window plus `graceMs` (the reader's
+ * `notFoundGraceMs`); only then is the service asked again (`recheck`), so the 404 that decides was asked for
+ * after every attempt's window had passed; and the conclusion applies only if the record is unchanged since
+ * (no attempt began meanwhile). A status found on the recheck is recorded instead.
+ */
+export async function settleNotFound(
+  journal: PaymentJournal,
+  referenceId: string,
+  graceMs: number,
+  recheck: RecheckStatus,
+  by: string,
+  conclusion: Extract<PaymentObservation, { kind: 'not-found' | 'sending' }> = { kind: 'not-found' },
+): Promise<NotFoundVerdict> {
+  for (let race = 0; race < MAX_RACES; race++) {
+    const record = await journal.get(referenceId);
+    if (record === undefined || (record.state !== 'initiating' && record.state !== 'unknown')) {
+      return { record, applied: false, refused: false, decidable: record !== undefined };
+    }
+    const journalNow = Date.parse(await journal.now());
+    const decidableAt = Date.parse(record.updatedAt) + (record.sendWindowMs ?? 0) + Math.max(graceMs, 0);
+    if (!(journalNow >= decidableAt)) return { record, applied: false, refused: false, decidable: false };
+    const seen = await recheck();
+    if (seen !== 'not-found') return { ...(await advance(journal, referenceId, seen, by)), decidable: true };
+    const closed = await advance(journal, referenceId, conclusion, by, record);
+    if (closed.applied || closed.record === undefined || !isOpenPaymentState(closed.record.state)) {
+      return { ...closed, decidable: true };
+    }
+    // Written meanwhile (an attempt began, or a status was recorded): decide again from the new record.
+  }
+  const record = await journal.get(referenceId);
+  return { record, applied: false, refused: false, decidable: false };
+}
+
+export { DEFAULT_NOT_FOUND_GRACE_MS };
