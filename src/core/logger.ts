@@ -44,8 +44,8 @@ export class LevelLogger {
     const line = `[tap-collections-sdk] ${this.#secrets ? this.#secrets.scrub(message) : message}`;
     if (details === undefined) this.#sink[level](line);
     else {
-      const safe = redactForLog(details);
-      this.#sink[level](line, this.#secrets ? this.#secrets.scrubValue(safe) : safe);
+      // The key first, for the reason given in redact().
+      this.#sink[level](line, redactForLog(this.#secrets ? this.#secrets.scrubValue(details) : details));
     }
   }
 
@@ -54,8 +54,8 @@ export class LevelLogger {
    * stores text through it too, so a stored record never holds what a log line may not.
    */
   redact(text: string): string {
-    const masked = redactForLog(text) as string;
-    return this.#secrets ? this.#secrets.scrub(masked) : masked;
+    // The key first: masking digit runs first would cut a key that holds one, and the key would no longer match.
+    return redactForLog(this.#secrets ? this.#secrets.scrub(text) : text) as string;
   }
 
   /** Whether debug lines are written: callers skip building a line that would be dropped. */

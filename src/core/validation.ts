@@ -59,7 +59,26 @@ export function toValidationIssues(issues: readonly ZodIssue[], prefix = ''): Va
 export function parseInput<Schema extends z.ZodMiniType>(schema: Schema, input: unknown, prefix = ''): z.infer<Schema> {
   const result = schema.safeParse(input, { reportInput: true });
   if (!result.success) throw new RequestValidationError(toValidationIssues(result.error.issues, prefix));
+  const unreadable = unreadableText(result.data, prefix);
+  if (unreadable.length > 0) throw new RequestValidationError(unreadable);
   return result.data as z.infer<Schema>;
+}
+
+/**
+ * Strings no service or store reads back as written: a lone surrogate (re-encoded as U+FFFD by SQLite,
+ * PostgreSQL and every UTF-8 hop) or NUL (refused by PostgreSQL text). Refused in every string field of an
+ * input, so a journal never keeps a record that reads back different from what was sent.
+ */
+function unreadableText(data: unknown, prefix: string): ValidationIssue[] {
+  if (data === null || typeof data !== 'object') return [];
+  const issues: ValidationIssue[] = [];
+  for (const [field, value] of Object.entries(data)) {
+    if (typeof value !== 'string') continue;
+    const path = prefix === '' ? field : `${prefix}.${field}`;
+    if (value.includes('\0')) issues.push({ path, message: 'must not contain NUL (U+0000)' });
+    else if (!isWellFormedText(value)) issues.push({ path, message: 'must be well-formed text (no lone surrogate)' });
+  }
+  return issues;
 }
 
 /**

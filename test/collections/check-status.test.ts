@@ -33,11 +33,11 @@ describe('checkStatus', () => {
     expect(requests[0]).toMatchObject({ method: 'GET', path: checkPath(), body: undefined });
   });
 
-  it('accepts an upper-case UUID and sends it as given', async () => {
+  it('accepts an upper-case UUID and sends it in its one form, lower case (reference ids are compared without regard to case)', async () => {
     const upper = REFERENCE_ID.toUpperCase();
-    server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ referenceId: upper }))));
+    server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ referenceId: REFERENCE_ID }))));
     await collectionsClient().checkStatus(upper);
-    expect(requests[0]?.path).toBe(checkPath(upper));
+    expect(requests[0]?.path).toBe(checkPath(REFERENCE_ID.toLowerCase()));
   });
 
   it.each(['abc', '', `${REFERENCE_ID}/../x`, `${REFERENCE_ID} `, '../health', 42, undefined])(

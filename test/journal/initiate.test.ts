@@ -13,7 +13,6 @@ import {
 } from '../../src/index.js';
 import { paymentFingerprint } from '../../src/journal/fingerprint.js';
 import {
-  advanceUntilSettled,
   CHECK_URL,
   collectionInput,
   collectionsClient,
@@ -24,8 +23,6 @@ import {
   REFERENCE_ID,
   rejectionOf,
   statusBody,
-  track,
-  useFakeClock,
   validationProblem,
 } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
@@ -38,9 +35,17 @@ const notFound = () => json(404, { success: false, message: 'Collection not foun
 const unavailable = () => json(503, { success: false }, { 'retry-after': '0' });
 const posts = () => requests.filter((request) => request.method === 'POST').length;
 
-/** A record as an earlier process would have left it for `collectionInput()`. */
-async function earlierRecord(state: PaymentRecord['state'], ageMs: number, fields: Partial<PaymentRecord> = {}): Promise<PaymentRecord> {
-  const at = new Date(Date.now() - ageMs).toISOString();
+/**
+ * A journal holding a record as an earlier process would have left it for `collectionInput()`, written `ageMs`
+ * ago by the journal's own clock (the journal stamps its writes; its clock is moved on after the write).
+ */
+async function journalWithEarlier(
+  state: PaymentRecord['state'],
+  ageMs: number,
+  fields: Partial<PaymentRecord> = {},
+): Promise<{ journal: MemoryJournal; record: PaymentRecord; clock: { offsetMs: number } }> {
+  const clock = { offsetMs: -ageMs };
+  const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
   const fingerprint = await paymentFingerprint({
     referenceId: REFERENCE_ID,
     productId: PRODUCT_ID,
@@ -48,7 +53,7 @@ async function earlierRecord(state: PaymentRecord['state'], ageMs: number, field
     currency: 'ZMW',
     phoneNumber: '260977123456',
   });
-  return {
+  const record = await journal.insert({
     referenceId: REFERENCE_ID,
     state,
     productId: PRODUCT_ID,
@@ -56,10 +61,10 @@ async function earlierRecord(state: PaymentRecord['state'], ageMs: number, field
     currency: 'ZMW',
     phoneNumber: '260*******56',
     fingerprint,
-    createdAt: at,
-    updatedAt: at,
     ...fields,
-  };
+  });
+  clock.offsetMs = 0;
+  return { journal, record: record as PaymentRecord, clock };
 }
 
 describe('initiate writes the journal', () => {
@@ -147,23 +152,23 @@ describe('initiate writes the journal', () => {
 
   it('a write after the 202 that fails does not turn the accepted payment into an error (the record stays open)', async () => {
     const journal = new MemoryJournal();
-    journal.update = () => Promise.reject(new Error('disk full'));
+    journal.transition = () => Promise.reject(new Error('disk full'));
     server.use(http.post(INITIATE_URL, accepted));
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
     await expect(collectionsClient({ journal, logger, logLevel: 'error' }).initiate(collectionInput())).resolves.toMatchObject({
       status: 'pending',
     });
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
-    expect(logger.error).toHaveBeenCalledWith(expect.stringMatching(/could not record pending/), expect.anything());
+    expect(logger.error).toHaveBeenCalledWith(expect.stringMatching(/could not record accepted/), expect.anything());
   });
 
   it('before a resend, the record is written again; a record closed meanwhile is not resent', async () => {
     const journal = new MemoryJournal();
     const writes: string[] = [];
-    const update = journal.update.bind(journal);
-    journal.update = (referenceId, change) => {
+    const transition = journal.transition.bind(journal);
+    journal.transition = (referenceId, version, change) => {
       writes.push(change.state);
-      return update(referenceId, change);
+      return transition(referenceId, version, change);
     };
     const writesSeenBySecondPost: string[][] = [];
     server.use(
@@ -190,7 +195,8 @@ describe('initiate writes the journal', () => {
     server.use(
       http.post(INITIATE_URL, () => HttpResponse.error()),
       http.get(CHECK_URL, async () => {
-        await other.update(REFERENCE_ID, { state: 'not-sent', updatedAt: new Date().toISOString() });
+        const current = await other.get(REFERENCE_ID);
+        if (current !== undefined) await other.transition(REFERENCE_ID, current.version, { state: 'not-sent', by: 'another process' });
         return notFound();
       }),
     );
@@ -212,8 +218,7 @@ describe('a referenceId already in the journal', () => {
       ['successful', 'successful'],
       ['failed', 'failed'],
     ] as const) {
-      const journal = new MemoryJournal();
-      await journal.insert(await earlierRecord(state, 0, { statusText }));
+      const { journal } = await journalWithEarlier(state, 0, { statusText });
       // The same payment, its number written another way.
       const result = await collectionsClient({ journal }).initiate(collectionInput({ phoneNumber: '+260 97 712 3456' }));
       expect(result).toEqual({ referenceId: REFERENCE_ID, status: statusText });
@@ -222,8 +227,7 @@ describe('a referenceId already in the journal', () => {
   });
 
   it('a different payment under the same referenceId: RequestValidationError on referenceId, nothing sent', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(await earlierRecord('pending', 0));
+    const { journal } = await journalWithEarlier('pending', 0);
     const client = collectionsClient({ journal });
     // 0977000056 shares the mask (260*******56) and differs only in the digits the journal does not show.
     for (const changed of [{ amount: 26 }, { narration: 'x' }, { phoneNumber: '0966123456' }, { phoneNumber: '0977000056' }]) {
@@ -238,8 +242,7 @@ describe('a referenceId already in the journal', () => {
 
   it('rejected or not-sent: refused locally, start over with a new referenceId', async () => {
     for (const state of ['rejected', 'not-sent'] as const) {
-      const journal = new MemoryJournal();
-      await journal.insert(await earlierRecord(state, 0));
+      const { journal } = await journalWithEarlier(state, 0);
       const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
       expect((error as RequestValidationError).issues?.[0]).toMatchObject({
         path: 'referenceId',
@@ -250,8 +253,7 @@ describe('a referenceId already in the journal', () => {
   });
 
   it('initiating from a crashed process, found at the service: resolves with it and records it, no second push', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(await earlierRecord('initiating', 60_000));
+    const { journal } = await journalWithEarlier('initiating', 60_000);
     server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'successful', transactionCode: 'TX1' }))));
     await expect(collectionsClient({ journal }).initiate(collectionInput())).resolves.toEqual({
       referenceId: REFERENCE_ID,
@@ -261,38 +263,37 @@ describe('a referenceId already in the journal', () => {
     expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'successful', transactionCode: 'TX1' });
   });
 
-  it('initiating, untouched past the grace period and not at the service: sent once', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(await earlierRecord('unknown', 60_000));
+  it("unknown, untouched past its sender's window and the grace by the journal's clock, not at the service: checked again, then sent once", async () => {
+    const { journal } = await journalWithEarlier('unknown', 60_000, { sendWindowMs: 45_000 });
     server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
     await expect(collectionsClient({ journal }).initiate(collectionInput())).resolves.toMatchObject({ status: 'pending' });
-    expect(posts()).toBe(1);
+    expect(requests.map((request) => request.method)).toEqual(['GET', 'GET', 'POST']);
     expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+    expect((await journal.history(REFERENCE_ID)).map((event) => `${event.from}→${event.to} by ${event.by}`)).toEqual([
+      'null→unknown by initiate',
+      'unknown→initiating by initiate',
+      'initiating→pending by initiate',
+    ]);
   });
 
-  it('initiating, written moments ago and not at the service yet: waits out the grace period, checks again, then sends', async () => {
-    useFakeClock();
-    const journal = new MemoryJournal();
-    await journal.insert(await earlierRecord('initiating', 2_000));
+  it("initiating, its sender's window not over by the journal's clock: UnknownOutcomeError with decidableAt, nothing sent (an attempt may still arrive)", async () => {
+    // 50 s ago, with the default window (3 × 30 s + 2 × 8 s): a push of that call may still reach the service.
+    const { journal, record, clock } = await journalWithEarlier('initiating', 50_000, { sendWindowMs: 106_000 });
     server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
-    const waits: string[] = [];
-    const logger = { debug() {}, info: (line: string) => waits.push(line), warn() {}, error() {} };
-    const state = track(collectionsClient({ journal, logger, logLevel: 'info' }).initiate(collectionInput()));
-    // Fake time must not move before the first check was answered and the wait began: a slow answer on a busy
-    // machine would otherwise find the grace period over and send after one check.
-    while (!waits.some((line) => line.includes('checking again'))) await new Promise((resolve) => setImmediate(resolve));
-    await vi.advanceTimersByTimeAsync(7_000);
-    expect(state.settled).toBe(false);
+    const client = collectionsClient({ journal });
+    const error = await rejectionOf(client.initiate(collectionInput()));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((error as UnknownOutcomeError).decidableAt).toBe(new Date(Date.parse(record.updatedAt) + 106_000 + 10_000).toISOString());
     expect(posts()).toBe(0);
-    await advanceUntilSettled(state);
-    expect(state.value).toMatchObject({ status: 'pending' });
-    expect(requests.map((request) => request.method)).toEqual(['GET', 'GET', 'POST']);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
+    // The journal's clock past the window and the grace: the same call now proves the push never arrived and sends once.
+    clock.offsetMs = 70_000;
+    await expect(client.initiate(collectionInput())).resolves.toMatchObject({ status: 'pending' });
+    expect(posts()).toBe(1);
   });
 
   it('open, and the service unreachable: UnknownOutcomeError, nothing sent, the record left as it was', async () => {
-    const journal = new MemoryJournal();
-    const record = await earlierRecord('unknown', 60_000);
-    await journal.insert(record);
+    const { journal, record } = await journalWithEarlier('unknown', 60_000);
     server.use(http.get(CHECK_URL, unavailable), http.post(INITIATE_URL, accepted));
     await expect(collectionsClient({ journal, maxRetries: 0 }).initiate(collectionInput())).rejects.toBeInstanceOf(UnknownOutcomeError);
     expect(posts()).toBe(0);
@@ -312,8 +313,7 @@ describe('a referenceId already in the journal', () => {
   });
 
   it('a journal that cannot be read: JournalError, nothing sent', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(await earlierRecord('pending', 0));
+    const { journal } = await journalWithEarlier('pending', 0);
     journal.get = () => Promise.reject(new Error('locked'));
     await expect(collectionsClient({ journal }).initiate(collectionInput())).rejects.toBeInstanceOf(JournalError);
     expect(requests).toHaveLength(0);
