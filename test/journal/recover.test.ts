@@ -28,9 +28,12 @@ const { server, requests } = useMswServer();
 
 const notFound = () => json(404, { success: false, message: 'Collection not found' });
 
-/** A record last written `ageMs` ago; `order` sets its place in the journal (its createdAt). */
-function record(referenceId: string, state: PaymentState, ageMs: number, order = 0): PaymentRecord {
-  const createdAt = new Date(Date.now() - 100_000 + order).toISOString();
+/** The journal's clock, moved back while an aged record is written: the journal stamps its own times. */
+const clock = { offsetMs: 0 };
+const clockedJournal = () => new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+
+/** A record as `initiate` writes it, without a sender's window (its age alone decides), last written `ageMs` ago. */
+function record(referenceId: string, state: PaymentState): PaymentRecord {
   return {
     referenceId,
     state,
@@ -39,9 +42,17 @@ function record(referenceId: string, state: PaymentState, ageMs: number, order =
     currency: 'ZMW',
     phoneNumber: '260*******56',
     fingerprint: 'v1:abc',
-    createdAt,
-    updatedAt: new Date(Date.now() - ageMs).toISOString(),
-  };
+  } as PaymentRecord;
+}
+
+/** Writes `record(referenceId, state)` `ageMs` ago by the journal's clock. */
+async function insertAged(journal: MemoryJournal, referenceId: string, state: PaymentState, ageMs: number): Promise<void> {
+  clock.offsetMs = -ageMs;
+  try {
+    await journal.insert(record(referenceId, state));
+  } finally {
+    clock.offsetMs = 0;
+  }
 }
 
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -61,7 +72,7 @@ function statuses(answers: Record<string, string | 404 | 503 | 401>) {
 
 describe('recover', () => {
   it('moves every open record to what the service knows, and resolves with them in their new states, oldest first', async () => {
-    const journal = new MemoryJournal();
+    const journal = clockedJournal();
     const cases: [PaymentState, string | 404 | 503, number, PaymentState][] = [
       ['initiating', 'successful', 60_000, 'successful'],
       ['unknown', 'failed', 60_000, 'failed'],
@@ -73,19 +84,21 @@ describe('recover', () => {
       ['pending', 404, 60_000, 'pending'], // accepted once: a 404 now proves nothing
       ['unknown', 503, 60_000, 'unknown'], // unreachable: left as it was
     ];
-    for (const [index, [state]] of cases.entries()) await journal.insert(record(id(index), state, cases[index]?.[2] ?? 0, index));
-    await journal.insert(record(id(99), 'successful', 60_000)); // final: not looked at
+    for (const [index, [state, , ageMs]] of cases.entries()) await insertAged(journal, id(index), state, ageMs);
+    await insertAged(journal, id(99), 'successful', 60_000); // final: not looked at
     server.use(statuses(Object.fromEntries(cases.map(([, answer], index) => [id(index), answer]))));
+    const oldestFirst = (await journal.list({ states: ['initiating', 'pending', 'unknown'] })).map((item) => item.referenceId);
     const recovered = await collectionsClient({ journal, maxRetries: 0 }).recover();
-    expect(recovered.map((item) => [item.referenceId, item.state])).toEqual(cases.map(([, , , expected], index) => [id(index), expected]));
-    expect(recovered[0]).toMatchObject({ statusText: 'successful', transactionCode: 'TX' });
+    const expected = new Map(cases.map(([, , , state], index) => [id(index), state]));
+    expect(recovered.map((item) => [item.referenceId, item.state])).toEqual(oldestFirst.map((referenceId) => [referenceId, expected.get(referenceId)]));
+    expect(recovered.find((item) => item.referenceId === id(0))).toMatchObject({ statusText: 'successful', transactionCode: 'TX' });
     for (const item of recovered) expect(await journal.get(item.referenceId)).toEqual(item);
     expect(requests.some((request) => request.path.endsWith(id(99)))).toBe(false);
   });
 
   it('notFoundGraceMs sets when a 404 proves a push never arrived', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(record(id(1), 'initiating', 1_000));
+    const journal = clockedJournal();
+    await insertAged(journal, id(1), 'initiating', 1_000);
     server.use(statuses({}));
     const client = collectionsClient({ journal });
     expect((await client.recover({ notFoundGraceMs: 5_000 }))[0]?.state).toBe('initiating');
@@ -94,8 +107,8 @@ describe('recover', () => {
   });
 
   it('runs at most `concurrency` checks at once', async () => {
-    const journal = new MemoryJournal();
-    for (let index = 0; index < 12; index++) await journal.insert(record(id(index), 'pending', 1_000, index));
+    const journal = clockedJournal();
+    for (let index = 0; index < 12; index++) await insertAged(journal, id(index), 'pending', 1_000);
     let running = 0;
     let most = 0;
     server.use(
@@ -112,14 +125,14 @@ describe('recover', () => {
     expect(most).toBe(3);
     expect((await collectionsClient({ journal }).recover()).length).toBe(0);
     // By default, 8 at once.
-    for (let index = 12; index < 32; index++) await journal.insert(record(id(index), 'pending', 1_000, index));
+    for (let index = 12; index < 32; index++) await insertAged(journal, id(index), 'pending', 1_000);
     most = 0;
     expect(await collectionsClient({ journal }).recover()).toHaveLength(20);
     expect(most).toBe(8);
   });
 
   it('leaves the payments this client is sending right now to their initiate', async () => {
-    const journal = new MemoryJournal();
+    const journal = clockedJournal();
     const client = collectionsClient({ journal });
     let recoveredMeanwhile: PaymentRecord[] | undefined;
     server.use(
@@ -135,8 +148,8 @@ describe('recover', () => {
   });
 
   it('rejects on a key that cannot check statuses, on bad options, without a journal, and on a journal that cannot be read', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(record(id(1), 'pending', 1_000));
+    const journal = clockedJournal();
+    await insertAged(journal, id(1), 'pending', 1_000);
     server.use(statuses({ [id(1)]: 401 }));
     await expect(collectionsClient({ journal }).recover()).rejects.toBeInstanceOf(AuthenticationError);
     const bad = await rejectionOf(collectionsClient({ journal }).recover({ concurrency: 0, notFoundGraceMs: -1 }));
@@ -148,8 +161,8 @@ describe('recover', () => {
   });
 
   it('an aborted recover rejects with the reason', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(record(id(1), 'pending', 1_000));
+    const journal = clockedJournal();
+    await insertAged(journal, id(1), 'pending', 1_000);
     const controller = new AbortController();
     server.use(
       http.get(CHECK_URL, async () => {
@@ -164,8 +177,8 @@ describe('recover', () => {
 
 describe('checkStatus and pollUntilSettled record what they see', () => {
   it('checkStatus records a settled status with its code and reason; a record not in the journal is left alone', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(record(REFERENCE_ID, 'pending', 0));
+    const journal = clockedJournal();
+    await insertAged(journal, REFERENCE_ID, 'pending', 0);
     server.use(
       http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'failed', transactionCode: 'E1', reason: 'declined' }))),
     );
@@ -182,13 +195,13 @@ describe('checkStatus and pollUntilSettled record what they see', () => {
   });
 
   it('pollUntilSettled records pending once, then the settled status', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(record(REFERENCE_ID, 'unknown', 0));
+    const journal = clockedJournal();
+    await insertAged(journal, REFERENCE_ID, 'unknown', 0);
     const writes: string[] = [];
-    const update = journal.update.bind(journal);
-    journal.update = (referenceId, change) => {
+    const transition = journal.transition.bind(journal);
+    journal.transition = (referenceId, version, change) => {
       writes.push(change.state);
-      return update(referenceId, change);
+      return transition(referenceId, version, change);
     };
     let polls = 0;
     server.use(
@@ -207,16 +220,16 @@ describe('checkStatus and pollUntilSettled record what they see', () => {
   });
 
   it('a journal that fails while recording does not fail the status check (logged)', async () => {
-    const journal = new MemoryJournal();
-    await journal.insert(record(REFERENCE_ID, 'pending', 0));
-    journal.update = () => Promise.reject(new Error('disk full'));
+    const journal = clockedJournal();
+    await insertAged(journal, REFERENCE_ID, 'pending', 0);
+    journal.transition = () => Promise.reject(new Error('disk full'));
     server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'successful' }))));
     const logger = { debug() {}, info() {}, warn() {}, error: (message: string) => errors.push(message) };
     const errors: string[] = [];
     await expect(collectionsClient({ journal, logger, logLevel: 'error' }).checkStatus(REFERENCE_ID)).resolves.toMatchObject({
       statusText: 'successful',
     });
-    expect(errors).toEqual([expect.stringMatching(/could not record status successful/)]);
+    expect(errors).toEqual([expect.stringMatching(/could not record status for referenceId/)]);
   });
 });
 
