@@ -29,7 +29,9 @@ const paid = (referenceId: string): CollectionStatus => ({
 
 /** `workMs`: synchronous time a check takes before its request leaves (the clock moves by it), per check number. */
 function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0) {
-  const journal = new MemoryJournal();
+  // The journal stamps its own times; `open` moves its clock back to write a record `createdAt` ago.
+  const clock = { offsetMs: 0 };
+  const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
   const checks: { referenceId: string; at: number; timeoutMs: number }[] = [];
   const calls = new Map<string, number>();
   let inFlight = 0;
@@ -67,6 +69,7 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
     for (let index = 0; index < count; index++) {
       const referenceId = randomUUID();
       ids.push(referenceId);
+      clock.offsetMs = Date.parse(createdAt) - Date.now();
       await journal.insert({
         referenceId,
         state,
@@ -75,9 +78,10 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
         currency: 'ZMW',
         phoneNumber: '260*******56',
         fingerprint: 'x',
-        createdAt,
-        updatedAt: createdAt,
+        // As initiate writes it: the window in which its push can still reach the service (3 × 30 s + 2 × 8 s).
+        ...(state === 'initiating' ? { sendWindowMs: 106_000 } : {}),
       });
+      clock.offsetMs = 0;
     }
     return ids;
   }
@@ -218,7 +222,7 @@ describe('settlement worker scheduler', () => {
     expect(world.settled).toEqual([]);
     await vi.advanceTimersByTimeAsync(3_000);
     expect(world.settled.map((record) => [record.referenceId, record.state])).toEqual([[unknown, 'not-sent']]);
-    // An initiating record waits as long as an initiate of this client can last (3 × 30 s + 2 × 8 s).
+    // An initiating record waits for the window its sender recorded (3 × 30 s + 2 × 8 s) plus the grace.
     await vi.advanceTimersByTimeAsync(90_000);
     expect(world.settled.map((record) => record.referenceId)).toEqual([unknown]);
     await vi.advanceTimersByTimeAsync(20_000);
