@@ -237,7 +237,8 @@ async function sendAndRecord<Result extends InitiatedCollection>(
     if (error instanceof JournalError && attempts > 1) throw new UnknownOutcomeError(referenceId, error);
     throw error;
   }
-  await binding.observeAfterSending(referenceId, { kind: 'accepted', statusText: result.status }, BY);
+  // A 202 says pending; a create reconciled by a status check may already have found it settled.
+  await binding.observeAfterSending(referenceId, statusObservation({ referenceId, statusText: result.status }), BY);
   return result;
 }
 

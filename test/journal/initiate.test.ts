@@ -159,7 +159,7 @@ describe('initiate writes the journal', () => {
       status: 'pending',
     });
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
-    expect(logger.error).toHaveBeenCalledWith(expect.stringMatching(/could not record accepted/), expect.anything());
+    expect(logger.error).toHaveBeenCalledWith(expect.stringMatching(/could not record status/), expect.anything());
   });
 
   it('before a resend, the record is written again; a record closed meanwhile is not resent', async () => {
