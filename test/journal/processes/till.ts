@@ -10,7 +10,8 @@ import { SqliteJournal } from '../../../src/sqlite/index.js';
 
 const [file, baseUrl, apiKey, grace, mode] = process.argv.slice(2) as [string, string, string, string, string | undefined];
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const sqlite = new SqliteJournal(file);
+// The last restart of the test reads the journal "a while later": its clock moved past every sender's window.
+const sqlite = new SqliteJournal(file, { now: () => Date.now() + Number(process.env.TILL_JOURNAL_CLOCK_OFFSET_MS ?? 0) });
 // The pause gives the test a window between the journal write and the request: "killed before the request leaves".
 const journal: PaymentJournal =
   mode === 'pause-after-insert'
@@ -21,7 +22,9 @@ const journal: PaymentJournal =
           await new Promise((resolve) => setTimeout(resolve, 200));
           return inserted;
         },
-        update: (referenceId, change) => sqlite.update(referenceId, change),
+        transition: (referenceId, version, change) => sqlite.transition(referenceId, version, change),
+        now: () => sqlite.now(),
+        history: (referenceId) => sqlite.history(referenceId),
         get: (referenceId) => sqlite.get(referenceId),
         list: (filter) => sqlite.list(filter),
         lease: (request) => sqlite.lease(request),
