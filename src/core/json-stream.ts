@@ -71,6 +71,10 @@ export class JsonListScanner {
   #phase: Phase = Phase.Start;
   /** Where the value in progress starts in `#text`. */
   #valueStart = -1;
+  /** The start of the value in progress that came in earlier pieces. */
+  #carry = '';
+  /** True when the last piece ended inside a string with an escape's backslash. */
+  #escapeOpen = false;
   /** Nesting depth inside the value in progress. */
   #depth = 0;
   #inString = false;
@@ -100,19 +104,26 @@ export class JsonListScanner {
 
   /** Adds the next piece of text. */
   feed(text: string): void {
-    // Keep only what is still needed: the value in progress, or the text not scanned yet.
-    const keep = this.#valueStart >= 0 ? this.#valueStart : this.#pos;
-    this.#text = keep === 0 ? this.#text + text : this.#text.slice(keep) + text;
-    this.#pos -= keep;
+    if (this.#valueStart >= 0) {
+      // A value in progress keeps its start aside, rather than joining it to the new piece: scanning a joined
+      // string would first copy it whole, doubling what every piece costs the heap.
+      this.#carry += this.#text.slice(this.#valueStart);
+      this.#valueStart = 0;
+      this.#text = text;
+    } else {
+      // Outside a value only a member name can be left unscanned (it is read whole).
+      this.#text = this.#pos < this.#text.length ? this.#text.slice(this.#pos) + text : text;
+    }
+    this.#pos = 0;
     this.#backslash = -1;
-    if (this.#valueStart >= 0) this.#valueStart -= keep;
   }
 
   /**
    * The next item; `undefined` when the text fed so far ends before it; `null` after the array's end.
+   * Items for which `skip` returns true are passed over unparsed.
    * @throws {@link JsonListError} when the text is not a list of a known shape or an item is not JSON.
    */
-  next(): JsonListItem | null | undefined {
+  next(skip?: (itemText: string) => boolean): JsonListItem | null | undefined {
     const text = this.#text;
     const length = text.length;
     while (this.#pos < length || this.#phase === Phase.End) {
@@ -120,21 +131,26 @@ export class JsonListScanner {
       if (this.#phase === Phase.Item || this.#phase === Phase.SkipValue) {
         const end = this.#scanValue(text);
         if (end < 0) {
-          if (this.#pos - this.#valueStart > this.#maxItemChars) throw this.#tooLong();
+          if (this.#carry.length + this.#pos - this.#valueStart > this.#maxItemChars) throw this.#tooLong();
           return undefined;
         }
         const start = this.#valueStart;
+        const carry = this.#carry;
         this.#valueStart = -1;
+        this.#carry = '';
         if (this.#phase === Phase.SkipValue) {
           this.#phase = Phase.AfterMember;
           continue;
         }
         this.#phase = Phase.AfterItem;
         const index = this.#index++;
-        if (end - start > this.#maxItemChars) throw this.#tooLong();
+        if (carry.length + end - start > this.#maxItemChars) throw this.#tooLong();
+        const itemText = carry === '' ? text.slice(start, end) : carry + text.slice(start, end);
+        // A skipped item is counted but never parsed (nor checked to be JSON).
+        if (skip?.(itemText)) continue;
         let value: unknown;
         try {
-          value = JSON.parse(text.slice(start, end));
+          value = JSON.parse(itemText);
         } catch {
           throw new JsonListError('the item is not JSON', index);
         }
@@ -245,8 +261,10 @@ export class JsonListScanner {
   #startValue(phase: Phase.Item | Phase.SkipValue): void {
     this.#phase = phase;
     this.#valueStart = this.#pos;
+    this.#carry = '';
     this.#depth = 0;
     this.#inString = false;
+    this.#escapeOpen = false;
   }
 
   /**
@@ -260,10 +278,16 @@ export class JsonListScanner {
     try {
       for (;;) {
         if (this.#inString) {
+          if (this.#escapeOpen) {
+            // The escaped character of a backslash that ended the last piece.
+            if (pos >= length) return -1;
+            pos++;
+            this.#escapeOpen = false;
+          }
           const close = this.#stringEnd(pos);
           if (close < 0) {
-            // Resume before a trailing backslash, so its escape is read whole with the next piece.
-            pos = text.charCodeAt(length - 1) === BACKSLASH ? trailingEscapeStart(text, pos) : length;
+            this.#escapeOpen = endsWithOpenEscape(text, pos);
+            pos = length;
             return -1;
           }
           pos = close + 1;
@@ -296,10 +320,10 @@ export class JsonListScanner {
   }
 }
 
-/** Where the run of backslashes that ends `text` starts, when it leaves an escape open; else `text.length`. */
-function trailingEscapeStart(text: string, from: number): number {
+/** True when `text` (inside a string from `from`, at an escape boundary) ends with a backslash whose escape is open. */
+function endsWithOpenEscape(text: string, from: number): boolean {
   let start = text.length;
   while (start > from && text.charCodeAt(start - 1) === BACKSLASH) start--;
-  // An even run is complete escapes; an odd one ends with an open escape: resume at its last backslash.
-  return (text.length - start) % 2 === 0 ? text.length : text.length - 1;
+  // An even run is complete escapes (`\\\\`); an odd one ends with a backslash whose character is still to come.
+  return (text.length - start) % 2 === 1;
 }

@@ -19,7 +19,7 @@ import {
 import { newReferenceId } from '../core/uuid.js';
 import { parseInput, parseResponse } from '../core/validation.js';
 import { readTapErrorEnvelope } from './envelope.js';
-import { listItems, toCustomerQuery } from './query-stream.js';
+import { listItems, toCustomerQuery, unlessMentions } from './query-stream.js';
 import { findOwnQuery } from './reconcile.js';
 import {
   type CustomerQuery,
@@ -96,6 +96,8 @@ export class TapClient {
     const settings = this.#transport.settingsFor(options);
     const request = { ...parsed, referenceId: parsed.referenceId ?? newReferenceId() };
     const attempt = { ...settings, maxRetries: 0 };
+    // Only a row holding one of this call's unique ids can be its own or exclude it: the others are not parsed.
+    const skipOthers = unlessMentions([request.referenceId, request.merchantId, request.terminalId]);
     return createOnce(this.#transport, settings, {
       referenceId: request.referenceId,
       lookupBeforeResend: false,
@@ -107,7 +109,7 @@ export class TapClient {
       // cannot hide it, and a history of any length is read in flat memory.
       lookup: async (attemptNumber) => {
         const result = await this.#openList(attempt, attemptNumber);
-        return findOwnQuery(listItems(result), request, result.status, result.requestId);
+        return findOwnQuery(listItems(result, skipOthers), request, result.status, result.requestId);
       },
       isDuplicate: (error) => error instanceof ConflictError,
     });

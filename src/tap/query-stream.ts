@@ -30,7 +30,7 @@ export interface ListItem {
  * @throws {@link ResponseValidationError} when the body is not a list of a known shape, an item is not
  * JSON or longer than {@link MAX_QUERY_CHARS}, or the body is longer than its stream's limit (`maxListBytes`).
  */
-export async function* listItems(result: HttpResult): AsyncGenerator<ListItem, void, undefined> {
+export async function* listItems(result: HttpResult, skip?: (itemText: string) => boolean): AsyncGenerator<ListItem, void, undefined> {
   const stream = result.stream;
   const fail = (path: string, message: string) =>
     new ResponseValidationError({
@@ -48,7 +48,7 @@ export async function* listItems(result: HttpResult): AsyncGenerator<ListItem, v
     for (;;) {
       let item: ReturnType<JsonListScanner['next']>;
       try {
-        item = scanner.next();
+        item = scanner.next(skip);
       } catch (error) {
         if (!(error instanceof JsonListError)) throw error;
         throw fail(error.index === undefined ? (error.message.startsWith('data ') ? 'data' : '') : pathOf(error.index), error.message);
@@ -76,6 +76,18 @@ export async function* listItems(result: HttpResult): AsyncGenerator<ListItem, v
   } finally {
     await stream.close();
   }
+}
+
+/**
+ * A filter for {@link listItems} that passes over, unparsed, the items whose text cannot hold any of `ids` as a
+ * string: it contains none of them and no `\u` escape (the only other way JSON can spell their characters).
+ * Most of a long history is skipped so, without allocating its objects. `undefined` (no filter) when an id has a
+ * character JSON may also escape in short form (`"`, `\`, `/`, a control character).
+ */
+export function unlessMentions(ids: readonly string[]): ((itemText: string) => boolean) | undefined {
+  const escapable = (id: string) => [...id].some((char) => char === '"' || char === '\\' || char === '/' || char.charCodeAt(0) < 0x20);
+  if (ids.some(escapable)) return undefined;
+  return (itemText) => !itemText.includes('\\u') && ids.every((id) => !itemText.includes(id));
 }
 
 /**

@@ -21,7 +21,7 @@ export function historyReferenceId(index: number): string {
 export function historyInput(index: number) {
   return {
     merchantId: `merchant-${index}`,
-    merchantName: 'Kabwe Groceries and General Dealers',
+    merchantName: 'Kabwe Groceries and General Dealers Ltd',
     terminalId: `terminal-${index}`,
     amount: 125.5,
     tagId: `TAG-${index}`,
@@ -35,10 +35,9 @@ export function historyQueryText(index: number): string {
   const input = historyInput(index);
   return (
     `{"id":"${id}","partner":{"partnerId":"a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d","partnerName":"Kabwe Retail Ltd"},` +
-    `"customer":{"firstName":"Mwila","lastName":"Banda","email":"mwila.banda@example.com"},` +
-    `"tag":{"tagId":"${input.tagId}","tagNumber":"0001-2345-6789","status":"active","issuedAt":"2025-01-02T08:00:00.000Z",` +
-    `"mobileNumbers":[{"operator":"airtel_money","mobileNumber":"260977123456","status":"active"},` +
-    `{"operator":"mtn_money","mobileNumber":"260966123456","status":"inactive"}]},` +
+    `"customer":{"firstName":"Mwila","lastName":"Banda"},` +
+    `"tag":{"tagId":"${input.tagId}","tagNumber":"0001-2345-6789","status":"active",` +
+    `"mobileNumbers":[{"operator":"airtel_money","mobileNumber":"260977123456","status":"active"}]},` +
     `"transaction":{"merchantId":"${input.merchantId}","merchantName":"${input.merchantName}","terminalId":"${input.terminalId}",` +
     `"referenceId":"${input.referenceId}","currency":"ZMW","amount":${input.amount},"serviceCharge":2.5,"status":"pending",` +
     `"narration":"Tap \\"purchase\\" at till \\\\ ${index}"},` +
@@ -142,18 +141,30 @@ async function streamList(response: ServerResponse, options: HistoryServerOption
   if (gone) return;
   if (options.failAfter?.how === 'destroy') response.socket?.destroy();
   if (options.failAfter !== undefined) return;
-  await write(bare ? ']' : '],"total":' + String(options.count) + '}');
+  await write(bare ? ']' : `],"total":${options.count}}`);
   stats.finished = true;
   response.end();
 }
 
+/** What the client did with the last GET's response body. */
+export interface BodyUse {
+  /** When the GET was sent (`performance.now()`). */
+  started: number;
+  /** When its body was read to the end or cancelled; `undefined` while open. */
+  ended: number | undefined;
+}
+
 /**
  * A `fetch` that counts the response body bytes the client consumed (what it read, not what the socket
- * buffered), for the client's `fetch` option.
+ * buffered), for the client's `fetch` option; `lastGet` times the last GET from its sending to its body's end.
  */
-export function countingFetch(): { fetch: typeof fetch; consumed: () => number } {
+export function countingFetch(): { fetch: typeof fetch; consumed: () => number; lastGet: () => BodyUse | undefined } {
   let consumed = 0;
+  let lastGet: BodyUse | undefined;
   const counting: typeof fetch = async (input, init) => {
+    const use: BodyUse = { started: performance.now(), ended: undefined };
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+    if (method === 'GET') lastGet = use;
     const response = await fetch(input, init);
     if (!response.body) return response;
     const reader = response.body.getReader();
@@ -161,17 +172,22 @@ export function countingFetch(): { fetch: typeof fetch; consumed: () => number }
       {
         async pull(controller) {
           const { done, value } = await reader.read();
-          if (done) controller.close();
-          else {
+          if (done) {
+            use.ended = performance.now();
+            controller.close();
+          } else {
             consumed += value.byteLength;
             controller.enqueue(value);
           }
         },
-        cancel: (reason) => reader.cancel(reason),
+        cancel: (reason) => {
+          use.ended = performance.now();
+          return reader.cancel(reason);
+        },
       },
       { highWaterMark: 0 },
     );
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
-  return { fetch: counting, consumed: () => consumed };
+  return { fetch: counting, consumed: () => consumed, lastGet: () => lastGet };
 }

@@ -101,6 +101,26 @@ describe('reconcile of a timed-out submitCustomerQuery at any history size', () 
     expect((error as Error).message).toContain('customerQueries()');
   });
 
+  it('finds its own query and the query that excludes it however the service escapes their ids', async () => {
+    // Rows are parsed only when their text may hold one of the call's ids: a \u escape may spell any of them.
+    const escaped = (text: string) => [...text].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const own = historyReferenceId(300);
+    const server = await historyOf({
+      count: 400,
+      itemAt: (index) => (index === 300 ? historyQueryText(300).replace(own, escaped(own)) : undefined),
+    });
+    const query = await clientOf(server).submitCustomerQuery(historyInput(300));
+    expect(query.transaction.referenceId).toBe(own);
+
+    // Another query holding this call's terminalId, spelt with escapes: the 409 stands as a definite error.
+    const other = await historyOf({
+      count: 400,
+      itemAt: (index) => (index === 200 ? historyQueryText(200).replace('"terminal-200"', `"${escaped('terminal-x')}"`) : undefined),
+    });
+    const error = await rejectionOf(clientOf(other).submitCustomerQuery({ ...historyInput(500), terminalId: 'terminal-x' }));
+    expect(error).toMatchObject({ name: 'ConflictError' });
+  });
+
   it('stops with UnknownOutcomeError, never a false "not created", when the list is past maxListBytes', async () => {
     const server = await historyOf({ count: 2_000 });
     const error = await rejectionOf(clientOf(server, { maxListBytes: 64 * 1024 }).submitCustomerQuery(historyInput(1_999)));
