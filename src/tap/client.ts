@@ -96,8 +96,6 @@ export class TapClient {
     const settings = this.#transport.settingsFor(options);
     const request = { ...parsed, referenceId: parsed.referenceId ?? newReferenceId() };
     const attempt = { ...settings, maxRetries: 0 };
-    // Only a row holding one of this call's unique ids can be its own or exclude it: the others are not parsed.
-    const skipOthers = unlessMentions([request.referenceId, request.merchantId, request.terminalId]);
     return createOnce(this.#transport, settings, {
       referenceId: request.referenceId,
       lookupBeforeResend: false,
@@ -109,6 +107,8 @@ export class TapClient {
       // cannot hide it, and a history of any length is read in flat memory.
       lookup: async (attemptNumber) => {
         const result = await this.#openList(attempt, attemptNumber);
+        // Only a row holding one of this call's unique ids can be its own or exclude it: the others are not parsed.
+        const skipOthers = unlessMentions([request.referenceId, request.merchantId, request.terminalId]);
         return findOwnQuery(listItems(result, skipOthers), request, result.status, result.requestId);
       },
       isDuplicate: (error) => error instanceof ConflictError,
