@@ -8,6 +8,7 @@
 import ky, { type KyInstance, NetworkError as KyNetworkError } from 'ky';
 import { followingController } from './abort.js';
 import { BodyTooLargeError, parseBodyText, readBodyText } from './body.js';
+import { BodyStream } from './body-stream.js';
 import { ConcurrencyLimit } from './concurrency.js';
 import { type FetchFunction, isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
 import { classifyConnectionFailure } from './connection-failure.js';
@@ -56,6 +57,11 @@ export interface RequestSpec {
   readonly path: string;
   readonly body?: unknown;
   readonly options?: RequestOptions | undefined;
+  /**
+   * Hand a 2xx body over as a {@link BodyStream} of at most `maxBytes` (not `maxResponseBytes`: only what the
+   * caller holds is bounded by memory) instead of reading it whole. Error answers are read and mapped as usual.
+   */
+  readonly stream?: { readonly maxBytes: number } | undefined;
 }
 
 /** A 2xx response: its body parsed when it was JSON. */
@@ -69,6 +75,8 @@ export interface HttpResult {
   readonly headers: Headers;
   /** Scrubs the key from a value before an error keeps it (the body itself is returned as sent). */
   readonly scrub: (value: unknown) => unknown;
+  /** The unread body, for a request with `stream` (then `body` is `undefined`). The caller must read it to its end or close it. */
+  readonly stream?: BodyStream;
 }
 
 /** The per-call settings, after the call's options were checked and merged over the client's. */
@@ -84,6 +92,9 @@ export interface CallSettings {
    */
   readonly deadline?: number | undefined;
 }
+
+/** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
+export const MAX_RESPONSE_BYTES_NOTE = '(maxResponseBytes)';
 
 const MAX_REDIRECTS = 5;
 /** Error bodies are read only this far: enough for any envelope, never a whole proxy page. */
@@ -270,6 +281,8 @@ export class Transport {
       throw new TimeoutError(settings.timeoutMs);
     }
     const timeout = setTimeout(() => attempt.abort(), limitMs);
+    // Set when a streamed body takes over the attempt's signal and its release.
+    let handedOver = false;
     const signal = attempt.signal;
     // The attempt's signal goes to fetch itself, not only inside ky's Request: a Request follows a signal
     // through a weak reference, so a fetch that watched only the Request's signal could miss the abort.
@@ -302,6 +315,26 @@ export class Transport {
           continue;
         }
         const success = response.status >= 200 && response.status < 300;
+        if (success && spec.stream !== undefined) {
+          clearTimeout(timeout);
+          handedOver = true;
+          const stream = new BodyStream(response.body, {
+            controller: attempt,
+            timeoutMs: settings.timeoutMs,
+            maxBytes: spec.stream.maxBytes,
+            release,
+            mapError: (error) => this.#networkFailure(error, settings, signal),
+          });
+          return {
+            status: response.status,
+            body: undefined,
+            isJson: false,
+            requestId,
+            headers: response.headers,
+            scrub: this.#scrubValue,
+            stream,
+          };
+        }
         let text: string;
         try {
           text = success
@@ -327,8 +360,10 @@ export class Transport {
         );
       }
     } finally {
-      clearTimeout(timeout);
-      release();
+      if (!handedOver) {
+        clearTimeout(timeout);
+        release();
+      }
     }
   }
 
@@ -370,7 +405,7 @@ export class Transport {
     } catch (error) {
       if (!(error instanceof BodyTooLargeError)) throw error;
       throw new ResponseValidationError({
-        issues: [{ path: '', message: `${error.message} (maxResponseBytes)` }],
+        issues: [{ path: '', message: `${error.message} ${MAX_RESPONSE_BYTES_NOTE}` }],
         body: undefined,
         service: this.#profile.service,
         status: response.status,

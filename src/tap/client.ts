@@ -8,10 +8,18 @@ import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/
 import { ApiError, ConfigurationError, ConflictError, ResponseValidationError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
-import { apiKeyHeaderAuth, type CallSettings, type HttpMethod, type HttpResult, Transport } from '../core/transport.js';
+import {
+  apiKeyHeaderAuth,
+  type CallSettings,
+  type HttpMethod,
+  type HttpResult,
+  MAX_RESPONSE_BYTES_NOTE,
+  Transport,
+} from '../core/transport.js';
 import { newReferenceId } from '../core/uuid.js';
 import { parseInput, parseResponse } from '../core/validation.js';
 import { readTapErrorEnvelope } from './envelope.js';
+import { listItems, toCustomerQuery, unlessMentions } from './query-stream.js';
 import { findOwnQuery } from './reconcile.js';
 import {
   type CustomerQuery,
@@ -24,8 +32,20 @@ import {
 
 const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
 
+/** The default of {@link TapClientOptions.maxListBytes}: 2 GiB, about three million queries. */
+const DEFAULT_MAX_LIST_BYTES = 2 * 1024 ** 3;
+
 /** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. @group Configuration */
-export type TapClientOptions = ClientOptions;
+export interface TapClientOptions extends ClientOptions {
+  /**
+   * The most bytes read from the query list when it is streamed ({@link TapClient.customerQueries} and the
+   * reconcile of a create whose outcome was unknown). Memory stays flat whatever the list's length (one query is
+   * held at a time), so this bounds only how long a list, or an endless body, is read; `maxResponseBytes` still
+   * bounds {@link TapClient.listCustomerQueries}, which holds the list whole. A whole number of at least 1024.
+   * @defaultValue 2147483648 (2 GiB, about three million queries)
+   */
+  maxListBytes?: number;
+}
 
 /**
  * The Tap Resolution Partner API: resolve a tapped tag into its holder's name and mobile money number.
@@ -42,6 +62,7 @@ export type TapClientOptions = ClientOptions;
  */
 export class TapClient {
   readonly #transport: Transport;
+  readonly #maxListBytes: number;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -49,6 +70,11 @@ export class TapClient {
    */
   constructor(options?: TapClientOptions) {
     const config = resolveConfig(options, { apiKeyVariable: 'TAP_API_KEY', baseUrlVariable: 'TAP_BASE_URL', clientName: 'TapClient' });
+    const maxListBytes = options?.maxListBytes ?? DEFAULT_MAX_LIST_BYTES;
+    if (!(Number.isSafeInteger(maxListBytes) && maxListBytes >= 1024)) {
+      throw new ConfigurationError('Invalid TapClient options: maxListBytes must be a whole number of at least 1024');
+    }
+    this.#maxListBytes = maxListBytes;
     this.#transport = new Transport(config, { service: 'tap', auth: apiKeyHeaderAuth, readErrorEnvelope: readTapErrorEnvelope });
   }
 
@@ -77,10 +103,13 @@ export class TapClient {
         const result = await this.#transport.send({ method: 'POST', path: CUSTOMER_QUERIES_PATH, body: request }, attempt, attemptNumber);
         return parseResponse(SubmitCustomerQueryResponseSchema, result, 'tap').data;
       },
-      // Row by row, so one malformed row of another query cannot hide this call's own.
+      // Row by row as the list streams in, stopping at this call's own: one malformed row of another query
+      // cannot hide it, and a history of any length is read in flat memory.
       lookup: async (attemptNumber) => {
-        const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, attempt, attemptNumber);
-        return findOwnQuery(listRows(result), request, result.status, result.requestId);
+        const result = await this.#openList(attempt, attemptNumber);
+        // Only a row holding one of this call's unique ids can be its own or exclude it: the others are not parsed.
+        const skipOthers = unlessMentions([request.referenceId, request.merchantId, request.terminalId]);
+        return findOwnQuery(listItems(result, skipOthers), request, result.status, result.requestId);
       },
       isDuplicate: (error) => error instanceof ConflictError,
     });
@@ -88,7 +117,14 @@ export class TapClient {
 
   /**
    * Lists every customer query this partner has submitted (`GET /v1/tap/partners/customer-queries`),
-   * as the service orders them. Another partner's queries are never returned.
+   * as the service orders them, in one array. Another partner's queries are never returned.
+   *
+   * The list is unpaginated and grows with every query (about 700 bytes each): it is held whole, up to
+   * `maxResponseBytes` (32 MiB by default, about 45 000 queries). For a longer history use
+   * {@link TapClient.customerQueries}, which reads one query at a time.
+   *
+   * @throws {@link ResponseValidationError} when an item is malformed (naming it), or the list is longer than
+   * `maxResponseBytes` (the message names `customerQueries()`).
    */
   async listCustomerQueries(options?: RequestOptions): Promise<CustomerQuery[]> {
     const settings = this.#transport.settingsFor(options);
@@ -96,12 +132,35 @@ export class TapClient {
   }
 
   /**
-   * Checks the configuration before the first sale: one authenticated read of the query list
-   * (`GET /v1/tap/partners/customer-queries`; the Tap API has no health endpoint). Call it once at start-up,
-   * not per sale: its answer holds every query this partner has submitted.
+   * Every customer query this partner has submitted, one at a time as the list streams in, in the service's
+   * order: `for await (const query of tap.customerQueries()) { … }`. Each is validated as it arrives; only the
+   * current one is held, so a history of any length is read in flat memory (up to `maxListBytes`).
+   * Breaking out of the loop cancels the rest of the response.
    *
-   * Resolves when the key is accepted and the answer has the Tap list's shape. A failure here is never
-   * about a customer's tag.
+   * The request is retried (by `maxRetries`) until the list starts to arrive; a failure after that ends the loop
+   * with the error (the list has no pagination to resume from). `timeoutMs` bounds the wait for the answer and
+   * then each wait for more of it; `signal` ends the loop with its reason.
+   *
+   * @throws {@link RequestValidationError} at once, for bad options (nothing is sent).
+   * @throws {@link ResponseValidationError} from the loop, naming the item (`data.<index>.<field>`) that is malformed.
+   */
+  customerQueries(options?: RequestOptions): AsyncIterable<CustomerQuery> {
+    const settings = this.#transport.settingsFor(options);
+    return { [Symbol.asyncIterator]: () => this.#customerQueries(settings) };
+  }
+
+  async *#customerQueries(settings: CallSettings): AsyncGenerator<CustomerQuery, void, undefined> {
+    const result = await this.#transport.withRetries(settings, (attemptNumber) => this.#openList(settings, attemptNumber));
+    for await (const item of listItems(result)) yield toCustomerQuery(item, result);
+  }
+
+  /**
+   * Checks the configuration before the first sale: one authenticated read of the start of the query list
+   * (`GET /v1/tap/partners/customer-queries`; the Tap API has no health endpoint). It reads up to the first
+   * query and cancels the rest, so its cost is the same whatever the partner's history (a few KiB).
+   *
+   * Resolves when the key is accepted and the answer has the Tap list's shape (its first query, when there is
+   * one, is a valid query). A failure here is never about a customer's tag.
    *
    * @throws {@link ConfigurationError} when `baseUrl` does not serve the Tap API: the list answered 404 or
    * 405 (the route does not exist there), or a 2xx that is not the Tap list. `cause` holds the original error.
@@ -111,7 +170,15 @@ export class TapClient {
    */
   async verify(options?: RequestOptions): Promise<void> {
     try {
-      await this.listCustomerQueries(options);
+      const settings = this.#transport.settingsFor(options);
+      await this.#transport.withRetries(settings, async (attemptNumber) => {
+        const result = await this.#openList(settings, attemptNumber);
+        // Only the first query is read: the generator's return cancels the rest of the body.
+        for await (const item of listItems(result)) {
+          toCustomerQuery(item, result);
+          return;
+        }
+      });
     } catch (error) {
       if ((error instanceof ApiError && (error.status === 404 || error.status === 405)) || error instanceof ResponseValidationError) {
         const answer = error instanceof ApiError ? `HTTP ${error.status}` : 'a body that is not the Tap list';
@@ -124,8 +191,35 @@ export class TapClient {
     }
   }
 
+  /** One attempt at the list, its body left unread as a stream. */
+  #openList(settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
+    return this.#transport.send(
+      { method: 'GET', path: CUSTOMER_QUERIES_PATH, stream: { maxBytes: this.#maxListBytes } },
+      settings,
+      attemptNumber,
+    );
+  }
+
   async #list(settings: CallSettings, attemptNumber: number): Promise<CustomerQuery[]> {
-    const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings, attemptNumber);
+    let result: HttpResult;
+    try {
+      result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings, attemptNumber);
+    } catch (error) {
+      if (
+        error instanceof ResponseValidationError &&
+        error.body === undefined &&
+        error.issues[0]?.message.endsWith(MAX_RESPONSE_BYTES_NOTE)
+      ) {
+        throw new ResponseValidationError({
+          issues: [{ path: '', message: `${error.issues[0].message}: read a list this long one query at a time with customerQueries()` }],
+          body: undefined,
+          service: 'tap',
+          status: error.status,
+          requestId: error.requestId,
+        });
+      }
+      throw error;
+    }
     // The list's shape is not documented: `{ data: [...] }` like the submission, or a bare array. Each is
     // validated as sent, so a ResponseValidationError's `body` and issue paths match what the service returned.
     if (Array.isArray(result.body)) return parseResponse(z.array(CustomerQuerySchema), result, 'tap');
@@ -144,13 +238,4 @@ export class TapClient {
   async request(method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
     return rawRequest(this.#transport, method, path, options);
   }
-}
-
-/** The list's items, unvalidated (each is checked on its own when reconciling); the container must be JSON of a known shape. */
-function listRows(result: HttpResult): readonly unknown[] {
-  if (Array.isArray(result.body)) return result.body;
-  const data =
-    result.isJson && result.body !== null && typeof result.body === 'object' ? (result.body as { data?: unknown }).data : undefined;
-  if (Array.isArray(data)) return data;
-  return parseResponse(ListCustomerQueriesResponseSchema, result, 'tap').data;
 }

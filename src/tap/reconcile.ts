@@ -1,13 +1,14 @@
 /**
  * Recognising a create's own customer query in the partner's list, for reconciling a
- * `submitCustomerQuery` whose outcome was unknown. The list is read row by row: one malformed row of
- * another query must not hide this call's own.
+ * `submitCustomerQuery` whose outcome was unknown. The list is read row by row as it streams in: one
+ * malformed row of another query must not hide this call's own, and memory stays flat in the history's size.
  *
  * @module
  */
 import { ResponseValidationError } from '../core/errors.js';
 import type { LookupResult } from '../core/idempotent-create.js';
 import { toValidationIssues } from '../core/validation.js';
+import type { ListItem } from './query-stream.js';
 import { type CustomerQuery, type CustomerQueryInput, CustomerQuerySchema } from './schemas.js';
 
 /** The service may round an amount to the cent (10.005 → 10.01): amounts this close are the same amount. */
@@ -19,21 +20,23 @@ const isObject = (value: unknown): value is Row => value !== null && typeof valu
 const text = (row: Row | undefined, key: string): string | undefined => (typeof row?.[key] === 'string' ? (row[key] as string) : undefined);
 
 /**
- * Finds the query created by `request` among `rows` (the list's items, unvalidated):
+ * Finds the query created by `request` among the list's items (unvalidated), as they stream in; stops
+ * reading at the first `found` (the rest of the body is cancelled):
  * - `found` when a row has its `referenceId`, `merchantId`, `terminalId` and `tagId` and its amount (to the cent);
  * - `excluded` when another query holds its `referenceId`, `merchantId` or `terminalId`: each is unique per
  *   partner, so the service can never have created this one;
  * - `absent` otherwise (not visible yet, which proves nothing after an unknown outcome).
- * @throws {@link ResponseValidationError} when this call's own row is there but malformed.
+ * @throws {@link ResponseValidationError} when this call's own row is there but malformed, or the list
+ * itself cannot be read (see {@link listItems}).
  */
-export function findOwnQuery(
-  rows: readonly unknown[],
+export async function findOwnQuery(
+  items: AsyncIterable<ListItem>,
   request: CustomerQueryInput & { referenceId: string },
   status: number,
   requestId: string | undefined,
-): LookupResult<CustomerQuery> {
+): Promise<LookupResult<CustomerQuery>> {
   let excluded = false;
-  for (const [index, row] of rows.entries()) {
+  for await (const { value: row, path } of items) {
     const transaction = isObject(row) && isObject(row.transaction) ? row.transaction : undefined;
     const referenceId = text(transaction, 'referenceId');
     if (transaction === undefined || referenceId === undefined) continue;
@@ -49,7 +52,7 @@ export function findOwnQuery(
     if (parsed.success) return { kind: 'found', result: parsed.data };
     // This call's own query exists but cannot be read: the caller must not take that for "not created".
     throw new ResponseValidationError({
-      issues: toValidationIssues(parsed.error.issues, `data.${index}`),
+      issues: toValidationIssues(parsed.error.issues, path),
       body: undefined,
       service: 'tap',
       status,
