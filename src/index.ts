@@ -5,6 +5,7 @@
  * @module tap-collections-sdk
  */
 
+export { amountFromNgwee, type CollectionAmountCheck, checkCollectionAmount } from './collections/amount.js';
 export { CollectionsClient, type CollectionsClientOptions } from './collections/client.js';
 export { COLLECTIONS_VALIDATION_ERROR } from './collections/envelope.js';
 export { isZambianMobileNumber, normalizeZambianMobileNumber, type PhoneNumberFormat } from './collections/phone-number.js';
