@@ -4,7 +4,15 @@
  * @module
  */
 import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
-import { ConfigurationError, ConflictError, NotFoundError, RequestValidationError, UnprocessableEntityError } from '../core/errors.js';
+import {
+  ApiError,
+  ConfigurationError,
+  ConflictError,
+  NotFoundError,
+  RequestValidationError,
+  ResponseValidationError,
+  UnprocessableEntityError,
+} from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
 import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
@@ -293,6 +301,52 @@ export class CollectionsClient {
   async health(options?: RequestOptions): Promise<HealthStatus> {
     const result = await this.#transport.request({ method: 'GET', path: '/health', options });
     return result.body;
+  }
+
+  /**
+   * Checks the configuration before the first sale, as `TapClient.verify()` does for Tap: `GET /health`
+   * (the document's access check), then one authenticated status check of a fresh random `referenceId`
+   * (`GET /v1/collections/check/:referenceId`), which no collection holds. Call it once at start-up.
+   *
+   * Resolves when the key is accepted by both and the status check answers as the Collections API does:
+   * 404 in a JSON error body (no such collection). The status check proves what `/health` cannot: that the
+   * key may read collections, and that the Collections routes live under `baseUrl`. Nothing is created or journaled.
+   *
+   * @throws {@link ConfigurationError} when `baseUrl` does not serve the Collections API: `/health` or the
+   * status check answered 404 or 405 as a server without those routes does (a 404 that is not a JSON body), or
+   * a 2xx that is not a collection status. `cause` holds the original error.
+   * @throws {@link AuthenticationError} when the key is missing, invalid, revoked or expired (401).
+   * @throws {@link PermissionDeniedError} when the key may not check collections (403).
+   * @throws {@link ConnectionError} / {@link TimeoutError} when the service cannot be reached.
+   */
+  async verify(options?: RequestOptions): Promise<void> {
+    const notCollections = (request: string, answer: string, cause: unknown) =>
+      new ConfigurationError(
+        `CollectionsClient: the base URL does not serve the Collections API: ${request} answered ${answer}. Check baseUrl / COLLECTIONS_BASE_URL.`,
+        { cause },
+      );
+    try {
+      await this.health(options);
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+        throw notCollections('GET /health', `HTTP ${error.status}`, error);
+      }
+      throw error;
+    }
+    const settings = this.#transport.settingsFor(options);
+    const probe = 'GET /v1/collections/check/<a random referenceId>';
+    const referenceId = newReferenceId();
+    try {
+      await this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
+    } catch (error) {
+      // The service's "no such collection" is a JSON error body; a server without the route answers HTML, text or nothing.
+      if (error instanceof NotFoundError && error.body !== null && typeof error.body === 'object') return;
+      if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+        throw notCollections(probe, `HTTP ${error.status}${error.status === 404 ? ' without a JSON error body' : ''}`, error);
+      }
+      if (error instanceof ResponseValidationError) throw notCollections(probe, 'a body that is not a collection status', error);
+      throw error;
+    }
   }
 
   /**
