@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ConnectionFailureReason } from './connection-failure.js';
 
 /** Which service answered: the Tap Resolution Partner API or the Collections Gateway API. @group Errors */
 export type ServiceName = 'tap' | 'collections';
@@ -166,14 +167,30 @@ export class RateLimitError extends ApiError {}
 /** HTTP 5xx: the service failed. For a create, the SDK reconciles before giving up (see {@link UnknownOutcomeError}). @group Errors */
 export class InternalServerError extends ApiError {}
 
-/** No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error. @group Errors */
+/**
+ * No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error;
+ * the message names the host (never a path or query, which may carry personal data).
+ * @group Errors
+ */
 export class ConnectionError extends TapCollectionsError {
   /** False only when the request provably never left (connection refused, DNS failure). */
   readonly requestMayHaveBeenSent: boolean;
+  /** The host (and port) of the base URL that could not be reached, e.g. `api.example.zm`; `undefined` when unknown. */
+  readonly host: string | undefined;
+  /**
+   * `'dns-lookup-failed'` (the host name did not resolve: check `baseUrl` or DNS) or `'connection-refused'` (the host
+   * resolved but nothing listens on that port), where the runtime says which (Node.js, Bun, Deno); else `undefined`.
+   */
+  readonly reason: ConnectionFailureReason | undefined;
 
-  constructor(message: string, init: { cause: unknown; requestMayHaveBeenSent: boolean }) {
+  constructor(
+    message: string,
+    init: { cause: unknown; requestMayHaveBeenSent: boolean; host?: string | undefined; reason?: ConnectionFailureReason | undefined },
+  ) {
     super(message, { cause: init.cause });
     this.requestMayHaveBeenSent = init.requestMayHaveBeenSent;
+    this.host = init.host;
+    this.reason = init.reason;
   }
 }
 
