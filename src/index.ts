@@ -27,6 +27,7 @@ export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, Respon
 export type { ConnectionFailureReason } from './core/connection-failure.js';
 export {
   ApiError,
+  type ApiErrorCode,
   AuthenticationError,
   BadRequestError,
   ConfigurationError,
@@ -35,6 +36,7 @@ export {
   type FieldError,
   InternalServerError,
   JournalError,
+  type KnownErrorCode,
   NotFoundError,
   PermissionDeniedError,
   PollTimeoutError,

@@ -96,11 +96,21 @@ export class ResponseValidationError extends TapCollectionsError {
   }
 }
 
+/**
+ * The error identifiers the service documents name: the Tap API's `resource/already-exists-error` (409, a
+ * `merchantId`, `terminalId` or `referenceId` used before) and the Collections API's `E_VALIDATION_ERROR` (422).
+ * Neither document gives the full list. @group Errors
+ */
+export type KnownErrorCode = 'resource/already-exists-error' | 'E_VALIDATION_ERROR';
+
+/** {@link ApiError.code}: a {@link KnownErrorCode} (editors suggest them) or any other string a service sends. @group Errors */
+export type ApiErrorCode = KnownErrorCode | (string & {});
+
 /** What the error mapper learned from an error response; the fields of every {@link ApiError}. */
 export interface ApiErrorInit {
   readonly status: number;
   /** The machine-readable identifier: Tap's `error` string or Collections' `code` string. */
-  readonly code: string | undefined;
+  readonly code: ApiErrorCode | undefined;
   readonly message: string;
   readonly requestId: string | undefined;
   /** The parsed body (or the text, when it was not JSON; `undefined` when empty). */
@@ -117,8 +127,12 @@ export interface ApiErrorInit {
 export class ApiError extends TapCollectionsError {
   /** The HTTP status. */
   readonly status: number;
-  /** The machine-readable identifier: Tap's `error` (e.g. `resource/already-exists-error`) or Collections' `code`. */
-  readonly code: string | undefined;
+  /**
+   * The machine-readable identifier: Tap's `error` (e.g. `resource/already-exists-error`) or Collections' `code`
+   * (e.g. `E_VALIDATION_ERROR`); the documented ones autocomplete ({@link KnownErrorCode}), any string is kept.
+   * `undefined` when the body carried none (a proxy's page, another server at `baseUrl`).
+   */
+  readonly code: ApiErrorCode | undefined;
   /** The body's request id (Collections) or the `x-request-id` response header. Quote it to support. */
   readonly requestId: string | undefined;
   /** The parsed body (the text when it was not JSON, `undefined` when empty). */
