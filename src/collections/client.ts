@@ -147,7 +147,7 @@ export class CollectionsClient {
         await beforeAttempt?.();
         const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, attempt, attemptNumber);
         // Every field of the 202's data, including those the document does not list.
-        return parseResponse(InitiateCollectionResponseSchema, result, 'collections').data;
+        return withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data);
       },
       lookup: async (attemptNumber) => {
         try {
@@ -278,6 +278,11 @@ export class CollectionsClient {
    * The collection's details record (`GET /v1/collections/:id`); its fields are not documented, so its
    * shape is open. The id is percent-encoded.
    *
+   * `id` is the service's own identifier of the collection, not its `referenceId`. `initiate` resolves with it
+   * as `id` when the 202 carries one; the document's 202 lists only `referenceId` and `status`, so otherwise it
+   * comes from outside the API (the gateway's reports or support). To follow a payment you started, use
+   * {@link checkStatus} / {@link pollUntilSettled} with its `referenceId`.
+   *
    * @throws {@link RequestValidationError} for an id that would change the path: empty, `.`, `..`, or
    * containing `/`, `\`, `?` or `#` (nothing is sent).
    * @throws {@link NotFoundError} when there is no such collection.
@@ -361,6 +366,17 @@ export class CollectionsClient {
   async request(method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
     return rawRequest(this.#transport, method, path, options);
   }
+}
+
+/**
+ * The 202's undocumented `id` as `getById` takes it: text kept, a number as its decimal text, anything else left out
+ * (a create the service accepted must never fail over a field the document does not even list).
+ */
+function withTextId(data: Record<string, unknown> & { referenceId: string; status: string }): InitiatedCollection {
+  const { id, ...rest } = data;
+  if (typeof id === 'string' && id !== '') return { ...rest, id };
+  if (typeof id === 'number' && Number.isFinite(id)) return { ...rest, id: String(id) };
+  return rest;
 }
 
 function checkReferenceId(referenceId: string): void {

@@ -71,6 +71,14 @@ export interface InitiatedCollection {
   referenceId: string;
   /** `pending` on creation. */
   status: string;
+  /**
+   * The service's own identifier of the collection, for {@link CollectionsClient.getById}, when the 202 carries one
+   * (a number is given as its decimal text). The Collections document lists only `referenceId` and `status` in the
+   * 202, so expect it to be absent: then the id comes from outside the API (the gateway's reports or support), and
+   * `checkStatus(referenceId)` is how a payment is followed.
+   * @defaultValue absent
+   */
+  id?: string;
   [field: string]: unknown;
 }
 
