@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 
 // dist is emptied here, once, before any build starts, instead of by tsup's `clean` option: that option also
@@ -79,9 +80,9 @@ const bin: Options = {
  * `src/sqlite/load.ts` imports the SDK's errors from `../index.js`: kept external and pointed at the built main entry,
  * so the sqlite entry throws the main entry's own `ConfigurationError` (a bundled copy would fail `instanceof`).
  */
-const mainEntryExternal = (file: string) => ({
+const mainEntryExternal = (file: string): Plugin => ({
   name: 'sqlite-uses-the-main-entry',
-  setup(build: { onResolve: (options: { filter: RegExp }, callback: (args: { importer: string }) => unknown) => void }) {
+  setup(build) {
     build.onResolve({ filter: /^\.\.\/index\.js$/ }, (args) =>
       /src[\\/]sqlite[\\/]/.test(args.importer) ? { path: `../${file}`, external: true } : undefined,
     );
