@@ -64,7 +64,7 @@ export function classifyConnectionFailure(error: unknown): ConnectionFailure {
   return 'may-have-been-sent';
 }
 
-/** What a runtime said about a connection that never carried the request, where it says: see {@link connectionFailureReason}. @group Errors */
+/** What a runtime said about a connection that never carried the request, where it says: as `ConnectionError.reason` gives it. @group Errors */
 export type ConnectionFailureReason = 'dns-lookup-failed' | 'connection-refused';
 
 /** Codes (Node.js/undici, Bun) and Deno's wording for a host name that did not resolve, and for a refused connection. */

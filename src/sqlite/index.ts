@@ -106,7 +106,7 @@ export class SqliteJournal implements PaymentJournal {
   /**
    * @param filename - the database file (created when absent), or `':memory:'` for a private in-memory database.
    * @param options - see {@link SqliteJournalOptions}.
-   * @throws {@link ConfigurationError} on a runtime without `node:sqlite` (Node 20, Node 22 before 22.13), naming the version needed.
+   * @throws `ConfigurationError` (the main entry's) on a runtime without `node:sqlite` (Node 20, Node 22 before 22.13), naming the version needed.
    */
   constructor(filename: string, options: SqliteJournalOptions = {}) {
     nodeSqlite(); // fails here, typed, on a runtime without node:sqlite
