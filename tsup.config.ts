@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 
 // dist is emptied here, once, before any build starts, instead of by tsup's `clean` option: that option also
@@ -75,9 +76,22 @@ const bin: Options = {
   ],
 };
 
+/**
+ * `src/sqlite/load.ts` imports the SDK's errors from `../index.js`: kept external and pointed at the built main entry,
+ * so the sqlite entry throws the main entry's own `ConfigurationError` (a bundled copy would fail `instanceof`).
+ */
+const mainEntryExternal = (file: string): Plugin => ({
+  name: 'sqlite-uses-the-main-entry',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/index\.js$/ }, (args) =>
+      /src[\\/]sqlite[\\/]/.test(args.importer) ? { path: `../${file}`, external: true } : undefined,
+    );
+  },
+});
+
 export default defineConfig([
-  { ...shared, entry: entries, format: 'esm' },
-  { ...shared, entry: entries, format: 'cjs' },
+  { ...shared, entry: entries, format: 'esm', esbuildPlugins: [mainEntryExternal('index.js')] },
+  { ...shared, entry: entries, format: 'cjs', esbuildPlugins: [mainEntryExternal('index.cjs')] },
   { ...shared, entry: withOptionalPeerTypes, format: 'esm', dts: { banner: OPTIONAL_PEER_BANNER } },
   { ...shared, entry: withOptionalPeerTypes, format: 'cjs', dts: { banner: OPTIONAL_PEER_BANNER } },
   bin,

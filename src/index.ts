@@ -5,6 +5,7 @@
  * @module tap-collections-sdk
  */
 
+export { amountFromNgwee, type CollectionAmountCheck, checkCollectionAmount } from './collections/amount.js';
 export { CollectionsClient, type CollectionsClientOptions } from './collections/client.js';
 export { COLLECTIONS_VALIDATION_ERROR } from './collections/envelope.js';
 export { isZambianMobileNumber, normalizeZambianMobileNumber, type PhoneNumberFormat } from './collections/phone-number.js';
@@ -23,8 +24,10 @@ export {
 } from './collections/schemas.js';
 export type { SettlementWorker, SettlementWorkerOptions } from './collections/settlement-worker.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
+export type { ConnectionFailureReason } from './core/connection-failure.js';
 export {
   ApiError,
+  type ApiErrorCode,
   AuthenticationError,
   BadRequestError,
   ConfigurationError,
@@ -33,6 +36,7 @@ export {
   type FieldError,
   InternalServerError,
   JournalError,
+  type KnownErrorCode,
   NotFoundError,
   PermissionDeniedError,
   PollTimeoutError,

@@ -4,7 +4,15 @@
  * @module
  */
 import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
-import { ConfigurationError, ConflictError, NotFoundError, RequestValidationError, UnprocessableEntityError } from '../core/errors.js';
+import {
+  ApiError,
+  ConfigurationError,
+  ConflictError,
+  NotFoundError,
+  RequestValidationError,
+  ResponseValidationError,
+  UnprocessableEntityError,
+} from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
 import { BACKOFF_MAX_MS } from '../core/retry.js';
@@ -149,7 +157,7 @@ export class CollectionsClient {
         const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
         const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, limited, attemptNumber);
         // Every field of the 202's data, including those the document does not list.
-        return parseResponse(InitiateCollectionResponseSchema, result, 'collections').data;
+        return withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data);
       },
       lookup: async (attemptNumber) => {
         try {
@@ -316,6 +324,11 @@ export class CollectionsClient {
    * The collection's details record (`GET /v1/collections/:id`); its fields are not documented, so its
    * shape is open. The id is percent-encoded.
    *
+   * `id` is the service's own identifier of the collection, not its `referenceId`. `initiate` resolves with it
+   * as `id` when the 202 carries one; the document's 202 lists only `referenceId` and `status`, so otherwise it
+   * comes from outside the API (the gateway's reports or support). To follow a payment you started, use
+   * {@link checkStatus} / {@link pollUntilSettled} with its `referenceId`.
+   *
    * @throws {@link RequestValidationError} for an id that would change the path: empty, `.`, `..`, or
    * containing `/`, `\`, `?` or `#` (nothing is sent).
    * @throws {@link NotFoundError} when there is no such collection.
@@ -342,6 +355,52 @@ export class CollectionsClient {
   }
 
   /**
+   * Checks the configuration before the first sale, as `TapClient.verify()` does for Tap: `GET /health`
+   * (the document's access check), then one authenticated status check of a fresh random `referenceId`
+   * (`GET /v1/collections/check/:referenceId`), which no collection holds. Call it once at start-up.
+   *
+   * Resolves when the key is accepted by both and the status check answers as the Collections API does:
+   * 404 in a JSON error body (no such collection). The status check proves what `/health` cannot: that the
+   * key may read collections, and that the Collections routes live under `baseUrl`. Nothing is created or journaled.
+   *
+   * @throws {@link ConfigurationError} when `baseUrl` does not serve the Collections API: `/health` or the
+   * status check answered 404 or 405 as a server without those routes does (a 404 that is not a JSON body), or
+   * a 2xx that is not a collection status. `cause` holds the original error.
+   * @throws {@link AuthenticationError} when the key is missing, invalid, revoked or expired (401).
+   * @throws {@link PermissionDeniedError} when the key may not check collections (403).
+   * @throws {@link ConnectionError} / {@link TimeoutError} when the service cannot be reached.
+   */
+  async verify(options?: RequestOptions): Promise<void> {
+    const notCollections = (request: string, answer: string, cause: unknown) =>
+      new ConfigurationError(
+        `CollectionsClient: the base URL does not serve the Collections API: ${request} answered ${answer}. Check baseUrl / COLLECTIONS_BASE_URL.`,
+        { cause },
+      );
+    try {
+      await this.health(options);
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+        throw notCollections('GET /health', `HTTP ${error.status}`, error);
+      }
+      throw error;
+    }
+    const settings = this.#transport.settingsFor(options);
+    const probe = 'GET /v1/collections/check/<a random referenceId>';
+    const referenceId = newReferenceId();
+    try {
+      await this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
+    } catch (error) {
+      // The service's "no such collection" is a JSON error body; a server without the route answers HTML, text or nothing.
+      if (error instanceof NotFoundError && error.body !== null && typeof error.body === 'object') return;
+      if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+        throw notCollections(probe, `HTTP ${error.status}${error.status === 404 ? ' without a JSON error body' : ''}`, error);
+      }
+      if (error instanceof ResponseValidationError) throw notCollections(probe, 'a body that is not a collection status', error);
+      throw error;
+    }
+  }
+
+  /**
    * Calls an endpoint the SDK does not wrap, through the same pipeline as every method: authentication,
    * base URL, timeouts, the redirect rule, error mapping and key redaction. `path` starts with `/` and
    * stays under the base URL. A GET is retried like the other reads; any other method is never resent
@@ -361,6 +420,17 @@ export class CollectionsClient {
  */
 function sendWindowMs(settings: CallSettings): number {
   return (settings.maxRetries + 1) * settings.timeoutMs + settings.maxRetries * BACKOFF_MAX_MS;
+}
+
+/**
+ * The 202's undocumented `id` as `getById` takes it: text kept, a number as its decimal text, anything else left out
+ * (a create the service accepted must never fail over a field the document does not even list).
+ */
+function withTextId(data: Record<string, unknown> & { referenceId: string; status: string }): InitiatedCollection {
+  const { id, ...rest } = data;
+  if (typeof id === 'string' && id !== '') return { ...rest, id };
+  if (typeof id === 'number' && Number.isFinite(id)) return { ...rest, id: String(id) };
+  return rest;
 }
 
 /** A reference id checked (a UUID) and in its one form, lower case. */

@@ -6,21 +6,26 @@
  */
 import * as z from 'zod/mini';
 import { exactText, type OpenEnum, openEnum, uuidText } from '../core/validation.js';
+import { checkCollectionAmount } from './amount.js';
 import { isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE } from './phone-number.js';
 
 /** The collection statuses the document names: `pending`, then `successful` or `failed`. @group Collections */
 export type KnownCollectionStatus = 'pending' | 'successful' | 'failed';
-
-/** At most two decimals as written: `4.35` passes, `1.234` does not. */
-const hasAtMostTwoDecimals = (amount: number) => /^-?\d+(\.\d{1,2})?$/.test(String(amount));
 
 /** Validates a {@link CollectionInput} by the SDK's input rules (before anything is sent); unknown fields are dropped. @group Schemas */
 export const CollectionInputSchema: z.ZodMiniType<CollectionInput> = z.object({
   productId: uuidText(),
   phoneNumber: z.string().check(z.refine(isZambianMobileNumber, ZAMBIAN_MOBILE_NUMBER_MESSAGE)),
   amount: z.number().check(
-    z.refine((amount) => amount >= 1 && amount <= 10_000, 'must be from 1 to 10000'),
-    z.refine(hasAtMostTwoDecimals, 'must have at most two decimals'),
+    z.check((context) => {
+      const check = checkCollectionAmount(context.value);
+      if (!check.ok) context.issues.push({ code: 'custom', message: check.message, input: context.value });
+    }),
+    // Float noise within 1e-9 of a whole ngwee is that ngwee: what is sent and journaled is the rounded value.
+    z.overwrite((amount) => {
+      const check = checkCollectionAmount(amount);
+      return check.ok ? check.amount : amount;
+    }),
   ),
   narration: z.optional(
     z.string().check(
@@ -38,7 +43,10 @@ export interface CollectionInput {
   productId: string;
   /** The customer's Zambian mobile number, in any usual form (`+260 97 712 3456`, `0977123456`, …). */
   phoneNumber: string;
-  /** From 1 to 10 000 ZMW, at most two decimals. */
+  /**
+   * From 1 to 10 000 ZMW, at most two decimals (a value within 1e-9 of a whole ngwee is rounded to it). Check it
+   * before the Tap query with {@link checkCollectionAmount}; build it from integer ngwee with {@link amountFromNgwee}.
+   */
   amount: number;
   /** Text shown with the payment, at most 100 characters. @defaultValue none (not sent) */
   narration?: string;
@@ -63,6 +71,14 @@ export interface InitiatedCollection {
   referenceId: string;
   /** `pending` on creation. */
   status: string;
+  /**
+   * The service's own identifier of the collection, for {@link CollectionsClient.getById}, when the 202 carries one
+   * (a number is given as its decimal text). The Collections document lists only `referenceId` and `status` in the
+   * 202, so expect it to be absent: then the id comes from outside the API (the gateway's reports or support), and
+   * `checkStatus(referenceId)` is how a payment is followed.
+   * @defaultValue absent
+   */
+  id?: string;
   [field: string]: unknown;
 }
 

@@ -64,6 +64,32 @@ export function classifyConnectionFailure(error: unknown): ConnectionFailure {
   return 'may-have-been-sent';
 }
 
+/** What a runtime said about a connection that never carried the request, where it says: as `ConnectionError.reason` gives it. @group Errors */
+export type ConnectionFailureReason = 'dns-lookup-failed' | 'connection-refused';
+
+/** Codes (Node.js/undici, Bun) and Deno's wording for a host name that did not resolve, and for a refused connection. */
+const DNS_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN']);
+const REFUSED_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ConnectionRefused']);
+const DNS_MESSAGE = /dns error: failed to lookup address information/;
+const REFUSED_MESSAGE = /tcp connect error: Connection refused/;
+
+/**
+ * Whether the runtime said the host name did not resolve or the connection was refused; `undefined` where it
+ * said neither (workerd and browsers never do). Read like {@link classifyConnectionFailure}: the first code decides.
+ */
+export function connectionFailureReason(error: unknown): ConnectionFailureReason | undefined {
+  for (const current of causeChain(error)) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (DNS_CODES.has(code)) return 'dns-lookup-failed';
+      return REFUSED_CODES.has(code) ? 'connection-refused' : undefined;
+    }
+    if (typeof message === 'string' && DNS_MESSAGE.test(message)) return 'dns-lookup-failed';
+    if (typeof message === 'string' && REFUSED_MESSAGE.test(message)) return 'connection-refused';
+  }
+  return undefined;
+}
+
 function* causeChain(error: unknown): Generator<object> {
   let current = error;
   for (let depth = 0; current !== null && typeof current === 'object' && depth < MAX_CAUSE_DEPTH; depth++) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ConnectionFailureReason } from './connection-failure.js';
 
 /** Which service answered: the Tap Resolution Partner API or the Collections Gateway API. @group Errors */
 export type ServiceName = 'tap' | 'collections';
@@ -95,11 +96,21 @@ export class ResponseValidationError extends TapCollectionsError {
   }
 }
 
+/**
+ * The error identifiers the service documents name: the Tap API's `resource/already-exists-error` (409, a
+ * `merchantId`, `terminalId` or `referenceId` used before) and the Collections API's `E_VALIDATION_ERROR` (422).
+ * Neither document gives the full list. @group Errors
+ */
+export type KnownErrorCode = 'resource/already-exists-error' | 'E_VALIDATION_ERROR';
+
+/** {@link ApiError.code}: a {@link KnownErrorCode} (editors suggest them) or any other string a service sends. @group Errors */
+export type ApiErrorCode = KnownErrorCode | (string & {});
+
 /** What the error mapper learned from an error response; the fields of every {@link ApiError}. */
 export interface ApiErrorInit {
   readonly status: number;
   /** The machine-readable identifier: Tap's `error` string or Collections' `code` string. */
-  readonly code: string | undefined;
+  readonly code: ApiErrorCode | undefined;
   readonly message: string;
   readonly requestId: string | undefined;
   /** The parsed body (or the text, when it was not JSON; `undefined` when empty). */
@@ -116,8 +127,12 @@ export interface ApiErrorInit {
 export class ApiError extends TapCollectionsError {
   /** The HTTP status. */
   readonly status: number;
-  /** The machine-readable identifier: Tap's `error` (e.g. `resource/already-exists-error`) or Collections' `code`. */
-  readonly code: string | undefined;
+  /**
+   * The machine-readable identifier: Tap's `error` (e.g. `resource/already-exists-error`) or Collections' `code`
+   * (e.g. `E_VALIDATION_ERROR`); the documented ones autocomplete ({@link KnownErrorCode}), any string is kept.
+   * `undefined` when the body carried none (a proxy's page, another server at `baseUrl`).
+   */
+  readonly code: ApiErrorCode | undefined;
   /** The body's request id (Collections) or the `x-request-id` response header. Quote it to support. */
   readonly requestId: string | undefined;
   /** The parsed body (the text when it was not JSON, `undefined` when empty). */
@@ -166,14 +181,30 @@ export class RateLimitError extends ApiError {}
 /** HTTP 5xx: the service failed. For a create, the SDK reconciles before giving up (see {@link UnknownOutcomeError}). @group Errors */
 export class InternalServerError extends ApiError {}
 
-/** No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error. @group Errors */
+/**
+ * No response: connection refused or reset, DNS failure, a body cut off mid-way. `cause` holds the runtime's error;
+ * the message names the host (never a path or query, which may carry personal data).
+ * @group Errors
+ */
 export class ConnectionError extends TapCollectionsError {
   /** False only when the request provably never left (connection refused, DNS failure). */
   readonly requestMayHaveBeenSent: boolean;
+  /** The host (and port) of the base URL that could not be reached, e.g. `api.example.zm`; `undefined` when unknown. */
+  readonly host: string | undefined;
+  /**
+   * `'dns-lookup-failed'` (the host name did not resolve: check `baseUrl` or DNS) or `'connection-refused'` (the host
+   * resolved but nothing listens on that port), where the runtime says which (Node.js, Bun, Deno); else `undefined`.
+   */
+  readonly reason: ConnectionFailureReason | undefined;
 
-  constructor(message: string, init: { cause: unknown; requestMayHaveBeenSent: boolean }) {
+  constructor(
+    message: string,
+    init: { cause: unknown; requestMayHaveBeenSent: boolean; host?: string | undefined; reason?: ConnectionFailureReason | undefined },
+  ) {
     super(message, { cause: init.cause });
     this.requestMayHaveBeenSent = init.requestMayHaveBeenSent;
+    this.host = init.host;
+    this.reason = init.reason;
   }
 }
 

@@ -11,7 +11,7 @@ import { BodyTooLargeError, parseBodyText, readBodyText } from './body.js';
 import { BodyStream } from './body-stream.js';
 import { ConcurrencyLimit } from './concurrency.js';
 import { type FetchFunction, isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
-import { classifyConnectionFailure } from './connection-failure.js';
+import { classifyConnectionFailure, connectionFailureReason } from './connection-failure.js';
 import { isBrowserPage } from './env.js';
 import { type ErrorEnvelopeReader, mapErrorResponse } from './error-mapper.js';
 import {
@@ -461,13 +461,17 @@ export class Transport {
       return new ConfigurationError('The runtime refused network access (Deno: run with --allow-net); nothing was sent', { cause });
     }
     const sent = failure === 'may-have-been-sent';
-    return new ConnectionError(
-      sent ? 'The connection failed; the request may have reached the service' : 'Could not connect; nothing was sent',
-      {
-        cause,
-        requestMayHaveBeenSent: sent,
-      },
-    );
+    // The host only: a path or query may carry a reference or a phone number; scrubbed in case a key was pasted into it.
+    const host = this.#secrets.scrub(new URL(this.#origin).host);
+    const reason = sent ? undefined : connectionFailureReason(cause);
+    const message = sent
+      ? `The connection to ${host} failed; the request may have reached the service`
+      : reason === 'dns-lookup-failed'
+        ? `Could not resolve the host ${host} (DNS lookup failed); nothing was sent. Check baseUrl and this machine's DNS`
+        : reason === 'connection-refused'
+          ? `${host} refused the connection (nothing listens there); nothing was sent`
+          : `Could not connect to ${host}; nothing was sent`;
+    return new ConnectionError(message, { cause, requestMayHaveBeenSent: sent, host, reason });
   }
 }
 

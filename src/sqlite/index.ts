@@ -15,7 +15,7 @@
  *
  * @module tap-collections-sdk/sqlite
  */
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import {
   eventOf,
   isOpenPaymentState,
@@ -29,6 +29,7 @@ import {
   type PaymentTransition,
 } from '../journal/journal.js';
 import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
+import { nodeSqlite } from './load.js';
 
 /** Options of {@link SqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -144,8 +145,10 @@ export class SqliteJournal implements PaymentJournal {
   /**
    * @param filename - the database file (created when absent), or `':memory:'` for a private in-memory database.
    * @param options - see {@link SqliteJournalOptions}.
+   * @throws `ConfigurationError` (the main entry's) on a runtime without `node:sqlite` (Node 20, Node 22 before 22.13), naming the version needed.
    */
   constructor(filename: string, options: SqliteJournalOptions = {}) {
+    nodeSqlite(); // fails here, typed, on a runtime without node:sqlite
     this.#filename = filename;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.#now = options.now ?? Date.now;
@@ -283,7 +286,7 @@ export class SqliteJournal implements PaymentJournal {
 
   #database(): DatabaseSync {
     if (this.#db !== undefined) return this.#db;
-    const db = new DatabaseSync(this.#filename);
+    const db = new (nodeSqlite().DatabaseSync)(this.#filename);
     try {
       // busy_timeout first: the schema statements below may wait for another process opening the same file.
       db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(this.#busyTimeoutMs))}`);

@@ -12,15 +12,15 @@ import type { CustomerQuery } from './schemas.js';
  * The two services accept different amounts: Tap any amount above 0, Collections 1 to 10 000 ZMW with at
  * most two decimals. Check in this order, so a sale Collections would refuse never uses up a tag query:
  *
- * 1. the amount, against the Collections limits (nothing sent);
+ * 1. the amount, against the Collections limits: `checkCollectionAmount(amount)` (nothing sent);
  * 2. `tap.submitCustomerQuery(…)`: the holder and their numbers;
  * 3. `mobileNumberFor(query)`: `undefined` means another payment method;
  * 4. `collections.initiate({ phoneNumber, amount, … })`, then `pollUntilSettled`.
  *
  * ```ts
- * // The Collections rule, as the SDK checks it: 1–10 000, at most two decimals as written.
- * const collectable = amount >= 1 && amount <= 10_000 && /^\d+(\.\d{1,2})?$/.test(String(amount));
- * if (!collectable) return till.show('Mobile money takes 1 to 10 000 ZMW: use another payment method');
+ * // The Collections rule, as initiate() checks it: 1–10 000 ZMW, whole ngwee (nothing is sent).
+ * const check = checkCollectionAmount(amount);
+ * if (!check.ok) return till.show(`Mobile money cannot take this sale: ${check.message}`);
  * const query = await tap.submitCustomerQuery({ merchantId, merchantName, terminalId, amount, tagId });
  * const phoneNumber = mobileNumberFor(query);
  * if (phoneNumber === undefined) return till.show('No mobile money number on this card');

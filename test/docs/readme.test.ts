@@ -78,6 +78,17 @@ describe('the README', () => {
     expect(screen.shown).toEqual([]);
   });
 
+  it('amount block checks a sale before the Tap query, and explains a refusal', async () => {
+    const block = readme.match(/```ts\n(import { amountFromNgwee, checkCollectionAmount }[\s\S]*?)\n```/)?.[1];
+    if (block === undefined) throw new Error('README.md has no amount block');
+    const accepted = till();
+    await compile(block)({ sdk, process: { env: {} }, till: accepted });
+    expect(accepted.shown).toEqual([]);
+    const refused = till();
+    await compile(block.replace('amountFromNgwee(1112)', '11.125'))({ sdk, process: { env: {} }, till: refused });
+    expect(refused.shown).toEqual([expect.stringMatching(/^Mobile money cannot take this sale: 11\.125 has more than two decimals/)]);
+  });
+
   it("shows npm start's output as a real run prints it, timings and ids aside", async () => {
     if (!existsSync(`${root}/dist/index.js`)) throw new Error('build first: the smoke flow imports the built package (npm run build)');
     const { stdout } = await promisify(execFile)(process.execPath, ['examples/sandbox-smoke.ts'], {

@@ -83,13 +83,24 @@ describe('the packed package', () => {
     expect(readdirSync(project).some((name) => name.endsWith('.tgz'))).toBe(true);
   });
 
-  it('links from the README only to files it ships', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)]
-      .map((match) => match[1] as string)
-      .filter((link) => !/^[a-z]+:/.test(link));
-    expect(links.length).toBeGreaterThan(0);
-    for (const link of links) expect(packedFiles, `README links ${link}`).toContain(link);
+  it('links, in every shipped document, only to files it ships, to headings they have, or to files of the repository', async () => {
+    const installed = path.join(project, 'node_modules', 'tap-collections-sdk');
+    const { stdout } = await run('git', ['ls-files'], { cwd: root });
+    const repositoryFiles = new Set(stdout.split('\n').filter(Boolean));
+    const documents = packedFiles.filter((file) => file.endsWith('.md'));
+    expect(documents).toEqual(expect.arrayContaining(['README.md', 'docs/journal.md']));
+    const broken: string[] = [];
+    let checked = 0;
+    for (const document of documents) {
+      const text = readFileSync(path.join(installed, document), 'utf8');
+      for (const target of markdownLinks(text)) {
+        checked++;
+        const problem = linkProblem(document, target, installed, repositoryFiles);
+        if (problem) broken.push(`${document}: ${target} (${problem})`);
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect(broken).toEqual([]);
   });
 
   it('bundles the simulator once: the bin imports the testing entry', () => {
@@ -112,3 +123,50 @@ describe('the packed package', () => {
     expect(stdout).toContain('simulate');
   });
 });
+
+const REPOSITORY_FILE = /^https:\/\/github\.com\/tap-collections\/tap-collections-sdk\/(?:blob|tree)\/main\/([^#?]+)/;
+
+/** Every inline (`[text](target)`, `![alt](target)`) and reference (`[name]: target`) link target outside code. */
+function markdownLinks(markdown: string): string[] {
+  const prose = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const inline = [...prose.matchAll(/\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\)/g)].map((match) => match[1] as string);
+  const reference = [...prose.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map((match) => match[1] as string);
+  return [...inline, ...reference];
+}
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+function anchorsOf(markdown: string): Set<string> {
+  const headings = markdown.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6}\s+(.+)$/gm);
+  return new Set(
+    [...headings].map((match) =>
+      (match[1] as string)
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    ),
+  );
+}
+
+/** Why `target`, linked from `document`, would be dead for a reader of the installed package; `undefined` when it resolves. */
+function linkProblem(document: string, target: string, installed: string, repositoryFiles: ReadonlySet<string>): string | undefined {
+  const repository = REPOSITORY_FILE.exec(target);
+  if (repository) {
+    const file = decodeURIComponent(repository[1] as string).replace(/\/$/, '');
+    const known = repositoryFiles.has(file) || [...repositoryFiles].some((tracked) => tracked.startsWith(`${file}/`));
+    return known ? undefined : 'no such file in the repository';
+  }
+  if (/^[a-z][a-z+.-]*:/i.test(target)) return undefined; // other sites: not ours to check offline
+  const [pathPart = '', anchor] = target.split('#');
+  const file =
+    pathPart === '' ? document : path.posix.normalize(path.posix.join(path.posix.dirname(document), decodeURIComponent(pathPart)));
+  if (file.startsWith('..')) return 'points outside the package';
+  let text: string;
+  try {
+    text = readFileSync(path.join(installed, file), 'utf8');
+  } catch {
+    return 'not shipped';
+  }
+  if (anchor !== undefined && file.endsWith('.md') && !anchorsOf(text).has(anchor)) return `no heading #${anchor}`;
+  return undefined;
+}

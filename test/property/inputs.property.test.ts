@@ -78,6 +78,9 @@ const anyNumber = fc.oneof(
     Number.MAX_SAFE_INTEGER,
     1e21,
     0.1 + 0.2,
+    10 + 112 / 100,
+    11.125,
+    0.999_999_999_9,
     0.99,
     1,
     1.005,
@@ -184,12 +187,6 @@ function expectedTap(input: unknown): Expected {
   };
 }
 
-/** Decimals as written (`String(amount)`), e.g. 4.35 → 2, 1e-7 → many. */
-function decimalsAsWritten(amount: number): number {
-  const match = /^-?\d+(?:\.(\d+))?$/.exec(String(amount));
-  return match ? (match[1]?.length ?? 0) : Number.POSITIVE_INFINITY;
-}
-
 /** A Zambian mobile number's international form: 260 + nine digits starting 7 or 9, typed with any of the usual prefixes and separators. */
 function internationalForm(value: string): string | undefined {
   const compact = value.trim().replace(/[\s\-.()]/g, '');
@@ -205,14 +202,16 @@ function expectedCollection(input: unknown): Expected {
   if (!isUuid(productId)) bad.add('productId');
   const phone = typeof phoneNumber === 'string' ? internationalForm(phoneNumber) : undefined;
   if (phone === undefined) bad.add('phoneNumber');
-  if (!(typeof amount === 'number' && amount >= 1 && amount <= 10_000 && decimalsAsWritten(amount) <= 2)) bad.add('amount');
+  // Float noise within 1e-9 of a whole ngwee counts as that ngwee, and the ngwee is what is sent.
+  const ngwee = typeof amount === 'number' ? Math.round(amount * 100) / 100 : Number.NaN;
+  if (!(typeof amount === 'number' && Math.abs(amount - ngwee) <= 1e-9 && ngwee >= 1 && ngwee <= 10_000)) bad.add('amount');
   if (narration !== undefined && !(isNonBlank(narration) && narration.length <= 100)) bad.add('narration');
   if (referenceId !== undefined && !isUuid(referenceId)) bad.add('referenceId');
   if (currency !== undefined && currency !== 'ZMW') bad.add('currency');
   if (bad.size > 0) return { valid: false, badFields: bad };
   return {
     valid: true,
-    body: { productId, referenceId, phoneNumber: phone, currency: 'ZMW', amount, ...(narration === undefined ? {} : { narration }) },
+    body: { productId, referenceId, phoneNumber: phone, currency: 'ZMW', amount: ngwee, ...(narration === undefined ? {} : { narration }) },
   };
 }
 

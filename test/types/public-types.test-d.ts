@@ -2,6 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type { ApiResponse, CollectionsClient, HttpMethod, InitiatedCollection, PollOptions, ResponseEvent } from '../../src/index.js';
 import {
   type ApiError,
+  type ApiErrorCode,
   type ApiKeySource,
   type CustomerQuery,
   type CustomerQueryInput,
@@ -75,7 +76,7 @@ describe('public types', () => {
 
   it("ApiError['service'] is 'tap' | 'collections'", () => {
     expectTypeOf<ApiError['service']>().toEqualTypeOf<'tap' | 'collections'>();
-    expectTypeOf<ApiError['code']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<ApiError['code']>().toEqualTypeOf<ApiErrorCode | undefined>();
     expectTypeOf<ApiError['requestId']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<ApiError['body']>().toEqualTypeOf<unknown>();
   });
