@@ -47,6 +47,13 @@ export {
   UnprocessableEntityError,
   type ValidationIssue,
 } from './core/errors.js';
+export type {
+  AttemptInfo,
+  Instrumentation,
+  OperationInfo,
+  SettlementWorkerEvent,
+  SettlementWorkerView,
+} from './core/instrumentation.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { ApiResponse, RawRequestOptions } from './core/raw-request.js';
 export { maskPhoneNumber } from './core/redact.js';

@@ -23,6 +23,7 @@ import {
 } from './schemas.js';
 
 const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
+const LIST = { method: 'GET', path: CUSTOMER_QUERIES_PATH, route: CUSTOMER_QUERIES_PATH } as const;
 
 /** Options of {@link TapClient}: the shared {@link ClientOptions}; the environment supplies `TAP_API_KEY` and `TAP_BASE_URL`. @group Configuration */
 export type TapClientOptions = ClientOptions;
@@ -67,19 +68,28 @@ export class TapClient {
    */
   async submitCustomerQuery(input: CustomerQueryInput, options?: RequestOptions): Promise<CustomerQuery> {
     const parsed = parseInput(CustomerQueryInputSchema, input);
-    const settings = this.#transport.settingsFor(options);
     const request = { ...parsed, referenceId: parsed.referenceId ?? newReferenceId() };
+    return this.#transport.traced('tap.submitCustomerQuery', this.#transport.settingsFor(options), (settings) =>
+      this.#submit(request, settings),
+    );
+  }
+
+  #submit(request: CustomerQueryInput & { referenceId: string }, settings: CallSettings): Promise<CustomerQuery> {
     const attempt = { ...settings, maxRetries: 0 };
     return createOnce(this.#transport, settings, {
       referenceId: request.referenceId,
       lookupBeforeResend: false,
       send: async (attemptNumber) => {
-        const result = await this.#transport.send({ method: 'POST', path: CUSTOMER_QUERIES_PATH, body: request }, attempt, attemptNumber);
+        const result = await this.#transport.send(
+          { method: 'POST', path: CUSTOMER_QUERIES_PATH, route: CUSTOMER_QUERIES_PATH, body: request },
+          attempt,
+          attemptNumber,
+        );
         return parseResponse(SubmitCustomerQueryResponseSchema, result, 'tap').data;
       },
       // Row by row, so one malformed row of another query cannot hide this call's own.
       lookup: async (attemptNumber) => {
-        const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, attempt, attemptNumber);
+        const result = await this.#transport.send(LIST, attempt, attemptNumber);
         return findOwnQuery(listRows(result), request, result.status, result.requestId);
       },
       isDuplicate: (error) => error instanceof ConflictError,
@@ -91,8 +101,9 @@ export class TapClient {
    * as the service orders them. Another partner's queries are never returned.
    */
   async listCustomerQueries(options?: RequestOptions): Promise<CustomerQuery[]> {
-    const settings = this.#transport.settingsFor(options);
-    return this.#transport.withRetries(settings, (attemptNumber) => this.#list(settings, attemptNumber));
+    return this.#transport.traced('tap.listCustomerQueries', this.#transport.settingsFor(options), (settings) =>
+      this.#transport.withRetries(settings, (attemptNumber) => this.#list(settings, attemptNumber)),
+    );
   }
 
   /**
@@ -125,7 +136,7 @@ export class TapClient {
   }
 
   async #list(settings: CallSettings, attemptNumber: number): Promise<CustomerQuery[]> {
-    const result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings, attemptNumber);
+    const result = await this.#transport.send(LIST, settings, attemptNumber);
     // The list's shape is not documented: `{ data: [...] }` like the submission, or a bare array. Each is
     // validated as sent, so a ResponseValidationError's `body` and issue paths match what the service returned.
     if (Array.isArray(result.body)) return parseResponse(z.array(CustomerQuerySchema), result, 'tap');
