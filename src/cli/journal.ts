@@ -76,7 +76,7 @@ function listLines(records: readonly PaymentRecord[]): string {
       .map((cell, column) => cell.padEnd(widths[column] as number))
       .join('  ')
       .trimEnd()}\n`;
-  return format(header) + rows.map(format).join('') + `${records.length} payment(s).\n`;
+  return `${format(header)}${rows.map(format).join('')}${records.length} payment(s).\n`;
 }
 
 /** The record and its timeline, as a support agent reads them. */
