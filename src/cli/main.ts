@@ -43,13 +43,13 @@ Exit codes: 0 done, 1 the command failed, 2 bad usage.
 /** Runs the bin with its arguments; sets `process.exitCode`. */
 export async function main(argv: readonly string[]): Promise<void> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+  if (name === '-h' || name === '--help' || name === 'help') {
     process.stdout.write(USAGE);
-    if (name === undefined) process.exitCode = 2;
     return;
   }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   try {
+    if (name === undefined) throw new UsageError(`a command is required (one of ${Object.keys(COMMANDS).join(', ')})`);
     if (command === undefined) throw new UsageError(`unknown command '${name}' (one of ${Object.keys(COMMANDS).join(', ')})`);
     if (rest.includes('--help') || rest.includes('-h')) {
       process.stdout.write(command.usage);

@@ -41,7 +41,7 @@ interface Run {
   waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>;
 }
 
-const environment = (key = COLLECTIONS_API_KEYS.primary) => ({
+const environment = (key: string = COLLECTIONS_API_KEYS.primary) => ({
   ...process.env,
   COLLECTIONS_API_KEY: key,
   COLLECTIONS_BASE_URL: simulator.collectionsBaseUrl,

@@ -212,7 +212,7 @@ describe('settlement worker metrics', () => {
       const latency = metrics.get('tap_collections.worker.settle_latency');
       expect(latency?.dataPointType).toBe(DataPointType.HISTOGRAM);
       expect(latency?.descriptor.unit).toBe('s');
-      expect((latency?.dataPoints[0]?.value as { count: number }).count).toBe(3);
+      expect(latency?.dataPoints[0]?.value).toMatchObject({ count: 3 });
       expect(total('tap_collections.worker.open_payments')).toBe(0);
       expect(metrics.has('tap_collections.worker.leased_payments')).toBe(true);
       expect(metrics.has('tap_collections.worker.budget_used')).toBe(true);
