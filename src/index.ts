@@ -53,6 +53,9 @@ export type {
   OperationInfo,
   SettlementWorkerEvent,
   SettlementWorkerView,
+  WorkerCheckEvent,
+  WorkerPausedEvent,
+  WorkerSettledEvent,
 } from './core/instrumentation.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { ApiResponse, RawRequestOptions } from './core/raw-request.js';

@@ -37,14 +37,34 @@ export interface AttemptInfo {
   readonly parent: unknown;
 }
 
+/** One status check of a settlement worker ended. @group Configuration */
+export interface WorkerCheckEvent {
+  /** The kind of event. */
+  readonly type: 'check';
+  /** The HTTP status, or `undefined` when no response came. */
+  readonly status: number | undefined;
+  /** How long the check took, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/** A settlement worker brought a payment to a final state. @group Configuration */
+export interface WorkerSettledEvent {
+  /** The kind of event. */
+  readonly type: 'settled';
+  /** The final state: `successful`, `failed` or `not-sent`. */
+  readonly state: string;
+  /** From the payment record's creation to now, in milliseconds. */
+  readonly latencyMs: number;
+}
+
+/** The service answered a settlement worker's check with 429: every check of the worker pauses. @group Configuration */
+export interface WorkerPausedEvent {
+  /** The kind of event. */
+  readonly type: 'paused';
+}
+
 /** What a running settlement worker tells the hooks. @group Configuration */
-export type SettlementWorkerEvent =
-  /** One status check ended: `status` is the HTTP status, or `undefined` when no response came. */
-  | { readonly type: 'check'; readonly status: number | undefined; readonly durationMs: number }
-  /** A payment reached a final state; `latencyMs` from its record's creation to now. */
-  | { readonly type: 'settled'; readonly state: string; readonly latencyMs: number }
-  /** The service answered 429: every check of the worker pauses. */
-  | { readonly type: 'paused' };
+export type SettlementWorkerEvent = WorkerCheckEvent | WorkerSettledEvent | WorkerPausedEvent;
 
 /** A running settlement worker, as the hooks see it: figures read when a metrics system asks for them. @group Configuration */
 export interface SettlementWorkerView {

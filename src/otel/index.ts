@@ -58,7 +58,7 @@ const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
  * and `error.type` (the SDK error's class, or the HTTP status), and an `exception` event whose message is
  * phone-masked; the SDK's errors never hold the key.
  *
- * Metrics of a settlement worker started by {@link CollectionsClient.startSettlementWorker}, each with the
+ * Metrics of a settlement worker started by the client's `startSettlementWorker()`, each with the
  * attribute `worker.id`:
  * - `tap_collections.worker.checks` (counter, `{check}`; `http.response.status_code` when one came),
  * - `tap_collections.worker.settled` (counter, `{payment}`; `payment.state`),
