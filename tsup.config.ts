@@ -22,12 +22,13 @@ const entries = {
 
 /**
  * Entries whose declarations import the types of an optional peer dependency (msw for the simulator's msw
- * face). The import is the first line of each bundled declaration file, and a ts-ignore directive before it lets a
- * project without the peer compile under `skipLibCheck: false` (the peer's types are then `any`); with the
+ * face, `@opentelemetry/api` for the OpenTelemetry hooks). The import is the first line of each bundled
+ * declaration file, and a ts-ignore directive before it lets a project without the peer compile under `skipLibCheck: false` (the peer's types are then `any`); with the
  * peer installed, the types are the peer's own. test/package/strict-types.test.ts checks both.
  */
 const withOptionalPeerTypes = {
   'testing/index': 'src/testing/index.ts',
+  'otel/index': 'src/otel/index.ts',
 };
 
 const shared: Options = {
@@ -51,11 +52,13 @@ const OPTIONAL_PEER_BANNER =
   '// The next import is of an optional peer dependency: without it installed, its types are `any` instead of an error.\n// @ts-ignore';
 
 /**
- * The `tap-collections-sdk` bin (`dist/testing/cli.js`, ESM only: npm runs it with Node). Every module it
- * imports from `src/testing/` is taken from the published `tap-collections-sdk/testing` build
- * (`./index.js`) instead of being bundled a second time; what it imports from elsewhere (the blocked-port
- * list of `src/core/`) is small and bundled into it.
+ * The `tap-collections-sdk` bin (`dist/testing/cli.js`, ESM only: npm runs it with Node): its commands
+ * (`src/cli/`) are bundled into it, and everything heavy they use is imported, when a command needs it, from the
+ * package's own built entry points: the SDK (`../index.js`), the simulator (`../testing/index.js`, only for
+ * `simulate`), the journal stores (`../sqlite/index.js`, `../postgres/index.js`, only for the `--journal` given).
+ * The relative paths from `src/cli/` and from `dist/testing/` are the same, so they are kept as written.
  */
+const ENTRY_IMPORT = /^\.\.\/(index|testing\/index|sqlite\/index|postgres\/index)\.js$/;
 const bin: Options = {
   entry: { 'testing/cli': 'src/testing/cli.ts' },
   format: 'esm',
@@ -63,13 +66,14 @@ const bin: Options = {
   sourcemap: false,
   target: 'node22',
   platform: 'node',
+  removeNodeProtocol: false,
   splitting: false,
   esbuildPlugins: [
     {
-      name: 'bin-uses-the-testing-entry',
+      name: 'bin-uses-the-built-entries',
       setup(build) {
-        build.onResolve({ filter: /^\.\//, namespace: 'file' }, (args) =>
-          args.importer.endsWith('src/testing/cli.ts') ? { path: './index.js', external: true } : undefined,
+        build.onResolve({ filter: ENTRY_IMPORT, namespace: 'file' }, (args) =>
+          /[\\/]src[\\/]cli[\\/]/.test(args.importer) ? { path: args.path, external: true } : undefined,
         );
       },
     },

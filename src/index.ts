@@ -51,6 +51,16 @@ export {
   UnprocessableEntityError,
   type ValidationIssue,
 } from './core/errors.js';
+export type {
+  AttemptInfo,
+  Instrumentation,
+  OperationInfo,
+  SettlementWorkerEvent,
+  SettlementWorkerView,
+  WorkerCheckEvent,
+  WorkerPausedEvent,
+  WorkerSettledEvent,
+} from './core/instrumentation.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type { ApiResponse, RawRequestOptions } from './core/raw-request.js';
 export { maskPhoneNumber } from './core/redact.js';

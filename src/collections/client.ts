@@ -38,6 +38,7 @@ import {
   type InitiatedCollection,
 } from './schemas.js';
 import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
+import { WorkerMonitor } from './worker-monitor.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
 export interface CollectionsClientOptions extends ClientOptions {
@@ -54,6 +55,10 @@ export interface CollectionsClientOptions extends ClientOptions {
    */
   journal?: PaymentJournal;
 }
+
+const CREATE_PATH = '/v1/collections/mobile-money';
+/** The status check's route template (traces name the route, never a reference). */
+const CHECK_ROUTE = '/v1/collections/check/{referenceId}';
 
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
 const PATH_CHANGING = /[/\\?#]/;
@@ -124,15 +129,18 @@ export class CollectionsClient {
       amount: parsed.amount,
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
-    if (this.#journal === undefined) return this.#createCollection(referenceId, body, settings);
-    const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
-    return initiateWithJournal(this.#journal, {
-      payment,
-      sendWindowMs: sendWindowMs(settings),
-      attemptTimeoutMs: settings.timeoutMs,
-      send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
-      check: () => this.#findStatus(referenceId, settings),
-      signal: settings.signal,
+    const journal = this.#journal;
+    return this.#transport.traced('collections.initiate', settings, (settings) => {
+      if (journal === undefined) return this.#createCollection(referenceId, body, settings);
+      const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
+      return initiateWithJournal(journal, {
+        payment,
+        sendWindowMs: sendWindowMs(settings),
+        attemptTimeoutMs: settings.timeoutMs,
+        send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
+        check: () => this.#findStatus(referenceId, settings),
+        signal: settings.signal,
+      });
     });
   }
 
@@ -155,7 +163,7 @@ export class CollectionsClient {
       send: async (attemptNumber) => {
         const deadline = await beforeAttempt?.();
         const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
-        const result = await this.#transport.send({ method: 'POST', path: '/v1/collections/mobile-money', body }, limited, attemptNumber);
+        const result = await this.#transport.send({ method: 'POST', path: CREATE_PATH, route: CREATE_PATH, body }, limited, attemptNumber);
         // Every field of the 202's data, including those the document does not list.
         return withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data);
       },
@@ -189,10 +197,13 @@ export class CollectionsClient {
     if (this.#journal === undefined) {
       throw new ConfigurationError('recover() needs a client with a journal (CollectionsClient option journal)');
     }
-    return recoverPayments(
-      this.#journal,
-      (referenceId, requestOptions) => this.#findStatus(referenceId, this.#transport.settingsFor(requestOptions)),
-      options,
+    const journal = this.#journal;
+    return this.#transport.traced('collections.recover', this.#transport.settingsFor(undefined), ({ operation }) =>
+      recoverPayments(
+        journal,
+        (referenceId, requestOptions) => this.#findStatus(referenceId, { ...this.#transport.settingsFor(requestOptions), operation }),
+        options,
+      ),
     );
   }
 
@@ -215,17 +226,18 @@ export class CollectionsClient {
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
-    const settings = this.#transport.settingsFor(options);
-    try {
-      const status = await this.#transport.withRetries(settings, (attemptNumber) =>
-        this.#checkStatusOnce(reference, settings, attemptNumber),
-      );
-      await this.#journal?.recordStatus(reference, status, 'checkStatus');
-      return status;
-    } catch (error) {
-      if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'checkStatus');
-      throw error;
-    }
+    return this.#transport.traced('collections.checkStatus', this.#transport.settingsFor(options), async (settings) => {
+      try {
+        const status = await this.#transport.withRetries(settings, (attemptNumber) =>
+          this.#checkStatusOnce(reference, settings, attemptNumber),
+        );
+        await this.#journal?.recordStatus(reference, status, 'checkStatus');
+        return status;
+      } catch (error) {
+        if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'checkStatus');
+        throw error;
+      }
+    });
   }
 
   /**
@@ -254,7 +266,11 @@ export class CollectionsClient {
   }
 
   async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
-    const result = await this.#transport.send({ method: 'GET', path: `/v1/collections/check/${referenceId}` }, settings, attemptNumber);
+    const result = await this.#transport.send(
+      { method: 'GET', path: `/v1/collections/check/${referenceId}`, route: CHECK_ROUTE },
+      settings,
+      attemptNumber,
+    );
     return parseResponse(CheckStatusResponseSchema, result, 'collections').data;
   }
 
@@ -273,24 +289,25 @@ export class CollectionsClient {
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
-    const settings = this.#transport.settingsFor(options);
-    try {
-      return await pollUntilSettled(
-        reference,
-        async (timeoutMs, deadline) => {
-          const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline });
-          await this.#journal?.recordStatus(reference, status, 'poll');
-          return status;
-        },
-        options,
-        settings.timeoutMs,
-        this.#transport.logger,
-      );
-    } catch (error) {
-      // The poll's definitive 404 (past its grace): the journal records the verdict when it is provable.
-      if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'poll');
-      throw error;
-    }
+    return this.#transport.traced('collections.pollUntilSettled', this.#transport.settingsFor(options), async (settings) => {
+      try {
+        return await pollUntilSettled(
+          reference,
+          async (timeoutMs, deadline) => {
+            const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline });
+            await this.#journal?.recordStatus(reference, status, 'poll');
+            return status;
+          },
+          options,
+          settings.timeoutMs,
+          this.#transport.logger,
+        );
+      } catch (error) {
+        // The poll's definitive 404 (past its grace): the journal records the verdict when it is provable.
+        if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'poll');
+        throw error;
+      }
+    });
   }
 
   /**
@@ -308,16 +325,27 @@ export class CollectionsClient {
       throw new ConfigurationError('startSettlementWorker() needs a client with a journal (CollectionsClient option journal)');
     }
     const settings = this.#transport.settingsFor(undefined);
-    return startSettlementWorker(
+    const check = (referenceId: string, timeoutMs: number, signal: AbortSignal) =>
+      this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs });
+    const context = { journal, check, timeoutMs: settings.timeoutMs, maxRetries: settings.maxRetries, logger: this.#transport.logger };
+    const hooks = this.#transport.instrumentation;
+    if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);
+    // Instrumented from outside: the same worker, given a counting journal, a timed check and a reporting onSettled.
+    const monitor = new WorkerMonitor(journal);
+    const worker = startSettlementWorker(
+      { ...context, journal: monitor.journal(), check: monitor.check(check) },
       {
-        journal,
-        check: (referenceId, timeoutMs, signal) => this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs }),
-        timeoutMs: settings.timeoutMs,
-        maxRetries: settings.maxRetries,
-        logger: this.#transport.logger,
+        ...options,
+        journal: undefined,
+        // A bad onSettled is left as given, for the worker's own check to name it.
+        onSettled:
+          options.onSettled === undefined || typeof options.onSettled === 'function'
+            ? monitor.onSettled(options.onSettled)
+            : options.onSettled,
       },
-      options,
     );
+    monitor.started(hooks, worker, options.requestsPerSecond ?? 10);
+    return worker;
   }
 
   /**
@@ -339,8 +367,11 @@ export class CollectionsClient {
     }
     // encodeURIComponent throws a URIError on a lone surrogate: refuse it as the input it is.
     if (!isWellFormedText(id)) throw new RequestValidationError([{ path: 'id', message: 'must be well-formed text (no lone surrogate)' }]);
-    const result = await this.#transport.request({ method: 'GET', path: `/v1/collections/${encodeURIComponent(id)}`, options });
-    return parseResponse(GetCollectionResponseSchema, result, 'collections').data;
+    const spec = { method: 'GET', path: `/v1/collections/${encodeURIComponent(id)}`, route: '/v1/collections/{id}' } as const;
+    return this.#transport.traced('collections.getById', this.#transport.settingsFor(options), async (settings) => {
+      const result = await this.#transport.withRetries(settings, (attemptNumber) => this.#transport.send(spec, settings, attemptNumber));
+      return parseResponse(GetCollectionResponseSchema, result, 'collections').data;
+    });
   }
 
   /**
@@ -350,8 +381,11 @@ export class CollectionsClient {
    * @throws {@link AuthenticationError} when the key is missing or invalid.
    */
   async health(options?: RequestOptions): Promise<HealthStatus> {
-    const result = await this.#transport.request({ method: 'GET', path: '/health', options });
-    return result.body;
+    const spec = { method: 'GET', path: '/health', route: '/health' } as const;
+    return this.#transport.traced('collections.health', this.#transport.settingsFor(options), async (settings) => {
+      const result = await this.#transport.withRetries(settings, (attemptNumber) => this.#transport.send(spec, settings, attemptNumber));
+      return result.body;
+    });
   }
 
   /**

@@ -8,6 +8,7 @@ import { isBlockedPort } from './connection-failure.js';
 import { isBrowserPage, readEnv } from './env.js';
 import { ConfigurationError, type ServiceName, type ValidationIssue } from './errors.js';
 import { headerIssues, headerValueProblem } from './headers.js';
+import type { Instrumentation } from './instrumentation.js';
 import { LOG_LEVELS, type Logger, type LogLevel } from './logger.js';
 import { MIN_API_KEY_LENGTH } from './redact.js';
 
@@ -113,6 +114,13 @@ export interface ClientOptions {
    * @defaultValue none
    */
   onResponse?: (event: ResponseEvent) => void;
+  /**
+   * Tracing and metrics hooks: `openTelemetry()` of `tap-collections-sdk/otel` gives a span to every call and every
+   * HTTP attempt, and metrics to settlement workers (docs/operating.md). They never see the key, a body or a full
+   * phone number.
+   * @defaultValue none (nothing is traced; no tracing library is loaded)
+   */
+  instrumentation?: Instrumentation;
 }
 
 /** Options of one call; they override the client's for that call. @group Configuration */
@@ -148,6 +156,7 @@ export interface ResolvedConfig {
   readonly logLevel: LogLevel;
   readonly headers: Readonly<Record<string, string>>;
   readonly onResponse: ((event: ResponseEvent) => void) | undefined;
+  readonly instrumentation: Instrumentation | undefined;
 }
 
 /** Defaults of the shared options. */
@@ -269,6 +278,15 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
   if (!LOG_LEVELS.includes(logLevel)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   issues.push(...headerIssues(given.headers, 'headers'));
   if (given.onResponse !== undefined && typeof given.onResponse !== 'function') fail('onResponse', 'must be a function');
+  const instrumentation = given.instrumentation;
+  if (instrumentation !== undefined) {
+    if (instrumentation === null || typeof instrumentation !== 'object') fail('instrumentation', 'must be an object of hooks');
+    else
+      for (const hook of ['operation', 'attempt', 'settlementWorker'] as const) {
+        if (instrumentation[hook] !== undefined && typeof instrumentation[hook] !== 'function')
+          fail(`instrumentation.${hook}`, 'must be a function');
+      }
+  }
 
   if (issues.length > 0) {
     throw new ConfigurationError(
@@ -288,5 +306,6 @@ export function resolveConfig(options: ClientOptions | undefined, service: Servi
     logLevel,
     headers: { ...given.headers },
     onResponse: given.onResponse,
+    instrumentation,
   };
 }

@@ -26,6 +26,7 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import { headerIssues, headerValueProblem } from './headers.js';
+import type { AttemptInfo, Instrumentation } from './instrumentation.js';
 import { LevelLogger } from './logger.js';
 import { MIN_API_KEY_LENGTH, SecretRedactor } from './redact.js';
 import { decideRetry } from './retry.js';
@@ -62,6 +63,8 @@ export interface RequestSpec {
    * caller holds is bounded by memory) instead of reading it whole. Error answers are read and mapped as usual.
    */
   readonly stream?: { readonly maxBytes: number } | undefined;
+  /** The path's route template for tracing (`/v1/collections/check/{referenceId}`); never the path itself. */
+  readonly route?: string;
 }
 
 /** A 2xx response: its body parsed when it was JSON. */
@@ -91,6 +94,8 @@ export interface CallSettings {
    * (the key function, the concurrency queue) end there too, with {@link TimeoutError}.
    */
   readonly deadline?: number | undefined;
+  /** What the instrumentation's `operation` hook gave the call (its span), handed to each attempt's hook. */
+  readonly operation?: unknown;
 }
 
 /** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
@@ -138,6 +143,11 @@ export class Transport {
       throwHttpErrors: false,
       redirect: 'manual',
     });
+  }
+
+  /** The client's instrumentation hooks, if any. */
+  get instrumentation(): Instrumentation | undefined {
+    return this.#config.instrumentation;
   }
 
   /** The service this transport talks to. */
@@ -211,11 +221,42 @@ export class Transport {
    * (the key function, the concurrency queue) end at the caller's abort and at `settings.deadline`.
    */
   send(spec: RequestSpec, settings: CallSettings, attemptNumber = 1): Promise<HttpResult> {
+    // The one instrumentation call site: a client without hooks pays this property read and nothing else.
+    if (this.#config.instrumentation?.attempt !== undefined) return this.#sendObserved(spec, settings, attemptNumber);
+    return this.#sendUnobserved(spec, settings, attemptNumber);
+  }
+
+  #sendUnobserved(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
     const source = this.#config.apiKey;
     // A fixed key is used at once, without an async step; only a key function is awaited.
     if (typeof source !== 'string') return this.#sendAfterKey(spec, settings, attemptNumber);
     if (this.#limit.unlimited) return this.#sendWithKey(spec, settings, source, attemptNumber);
     return this.#sendInTurn(spec, settings, source, attemptNumber);
+  }
+
+  #sendObserved(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
+    const { hostname, port, protocol } = new URL(this.#config.baseUrl);
+    const info: AttemptInfo = {
+      service: this.#profile.service,
+      method: spec.method,
+      route: spec.route,
+      serverAddress: hostname,
+      serverPort: port === '' ? (protocol === 'https:' ? 443 : 80) : Number(port),
+      attempt: attemptNumber,
+      parent: settings.operation,
+    };
+    const hooks = this.#config.instrumentation as Required<Pick<Instrumentation, 'attempt'>>;
+    return hooks.attempt(info, () => this.#sendUnobserved(spec, settings, attemptNumber));
+  }
+
+  /**
+   * Runs one public call (`name`, e.g. `collections.initiate`) inside the instrumentation's `operation` hook, which
+   * hands every attempt of the call its span; without the hook, runs it as it is.
+   */
+  traced<T>(name: string, settings: CallSettings, run: (settings: CallSettings) => Promise<T>): Promise<T> {
+    const hooks = this.#config.instrumentation;
+    if (hooks?.operation === undefined) return run(settings);
+    return hooks.operation<T>({ name, service: this.#profile.service }, (scope) => run({ ...settings, operation: scope }));
   }
 
   async #sendAfterKey(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {

@@ -31,6 +31,7 @@ import {
 } from './schemas.js';
 
 const CUSTOMER_QUERIES_PATH = '/v1/tap/partners/customer-queries';
+const LIST = { method: 'GET', path: CUSTOMER_QUERIES_PATH, route: CUSTOMER_QUERIES_PATH } as const;
 
 /** The default of {@link TapClientOptions.maxListBytes}: 2 GiB, about three million queries. */
 const DEFAULT_MAX_LIST_BYTES = 2 * 1024 ** 3;
@@ -93,14 +94,23 @@ export class TapClient {
    */
   async submitCustomerQuery(input: CustomerQueryInput, options?: RequestOptions): Promise<CustomerQuery> {
     const parsed = parseInput(CustomerQueryInputSchema, input);
-    const settings = this.#transport.settingsFor(options);
     const request = { ...parsed, referenceId: parsed.referenceId ?? newReferenceId() };
+    return this.#transport.traced('tap.submitCustomerQuery', this.#transport.settingsFor(options), (settings) =>
+      this.#submit(request, settings),
+    );
+  }
+
+  #submit(request: CustomerQueryInput & { referenceId: string }, settings: CallSettings): Promise<CustomerQuery> {
     const attempt = { ...settings, maxRetries: 0 };
     return createOnce(this.#transport, settings, {
       referenceId: request.referenceId,
       lookupBeforeResend: false,
       send: async (attemptNumber) => {
-        const result = await this.#transport.send({ method: 'POST', path: CUSTOMER_QUERIES_PATH, body: request }, attempt, attemptNumber);
+        const result = await this.#transport.send(
+          { method: 'POST', path: CUSTOMER_QUERIES_PATH, route: CUSTOMER_QUERIES_PATH, body: request },
+          attempt,
+          attemptNumber,
+        );
         return parseResponse(SubmitCustomerQueryResponseSchema, result, 'tap').data;
       },
       // Row by row as the list streams in, stopping at this call's own: one malformed row of another query
@@ -127,8 +137,9 @@ export class TapClient {
    * `maxResponseBytes` (the message names `customerQueries()`).
    */
   async listCustomerQueries(options?: RequestOptions): Promise<CustomerQuery[]> {
-    const settings = this.#transport.settingsFor(options);
-    return this.#transport.withRetries(settings, (attemptNumber) => this.#list(settings, attemptNumber));
+    return this.#transport.traced('tap.listCustomerQueries', this.#transport.settingsFor(options), (settings) =>
+      this.#transport.withRetries(settings, (attemptNumber) => this.#list(settings, attemptNumber)),
+    );
   }
 
   /**
@@ -203,7 +214,7 @@ export class TapClient {
   async #list(settings: CallSettings, attemptNumber: number): Promise<CustomerQuery[]> {
     let result: HttpResult;
     try {
-      result = await this.#transport.send({ method: 'GET', path: CUSTOMER_QUERIES_PATH }, settings, attemptNumber);
+      result = await this.#transport.send(LIST, settings, attemptNumber);
     } catch (error) {
       if (
         error instanceof ResponseValidationError &&

@@ -62,7 +62,7 @@ describe('the bin', () => {
   });
 
   it('documents --cors', async () => {
-    const { stdout } = await run(process.execPath, [cli.path, '--help']);
+    const { stdout } = await run(process.execPath, [cli.path, 'simulate', '--help']);
     expect(stdout).toMatch(/--cors\s+answer cross-origin requests/);
   });
 });

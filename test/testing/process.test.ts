@@ -139,7 +139,10 @@ describe('tap-collections-sdk simulate', () => {
   it('prints usage for --help, and exits 2 on bad usage', async () => {
     const help = run(cliPath, ['--help']);
     expect((await exitWithin(help, 3000)).code).toBe(0);
-    expect(help.output().stdout).toMatch(/^Usage: tap-collections-sdk simulate/);
+    expect(help.output().stdout).toMatch(/^Usage: tap-collections-sdk <command>/);
+    const simulateHelp = run(cliPath, ['simulate', '--help']);
+    expect((await exitWithin(simulateHelp, 3000)).code).toBe(0);
+    expect(simulateHelp.output().stdout).toMatch(/^Usage: tap-collections-sdk simulate/);
     for (const args of [[], ['serve'], ['simulate', '--bogus', '1'], ['simulate', '--port', 'abc'], ['simulate', '--port']]) {
       const bad = run(cliPath, args);
       expect((await exitWithin(bad, 3000)).code).toBe(2);

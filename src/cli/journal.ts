@@ -1,0 +1,159 @@
+/**
+ * `tap-collections-sdk journal list|show`: what a support agent reads: the payments of a journal, and one payment's
+ * record with its history as a timeline.
+ *
+ * @module
+ */
+import type { PaymentJournal, PaymentRecord, PaymentState } from '../index.js';
+import type { Command } from './main.js';
+import { closeJournal, Failure, openJournal, parse, UsageError, wholeNumber } from './shared.js';
+
+const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--limit <n>] [--journal <url>]
+       tap-collections-sdk journal show <referenceId> [--journal <url>]
+
+list   the payments of the journal, oldest first: created, reference, state, amount, phone (masked), last status
+show   one payment: its record, then every change of its state as a timeline (when the journal keeps history)
+
+States: initiating, pending, unknown (open); rejected, not-sent, successful, failed (final).
+Environment: COLLECTIONS_JOURNAL (default for --journal). No API key is needed: only the journal is read.
+Exit codes: 0 done, 1 failed (no such payment, journal unreadable), 2 bad usage.
+
+Options:
+  --journal <url>   sqlite:<file> or postgres://user:password@host/database
+  --state <state>   only payments in this state (repeatable)
+  --limit <n>       at most this many payments
+  -h, --help        show this help
+`;
+
+const STATES: readonly PaymentState[] = ['initiating', 'pending', 'unknown', 'rejected', 'not-sent', 'successful', 'failed'];
+
+/**
+ * One transition of a payment, as `PaymentJournal.history()` returns it (the wave 3 contract). Declared here so the
+ * command runs against stores with or without history.
+ */
+interface PaymentEvent {
+  readonly at: string;
+  readonly from: PaymentState | null;
+  readonly to: PaymentState;
+  readonly statusText?: string;
+  readonly transactionCode?: string;
+  readonly requestId?: string;
+  readonly by: string;
+}
+type WithHistory = { history?: (referenceId: string) => Promise<PaymentEvent[]> };
+
+/** `2026-01-31 12:00:05.123Z`: a time a person reads, still UTC and exact. */
+function time(iso: string): string {
+  return iso.replace('T', ' ');
+}
+
+/** A phone number as stored is masked already; a store that kept a full number is masked here. */
+function phone(value: string): string {
+  const digits = value.replace(/\D/g, '');
+  return /^\+?[\d ]+$/.test(value) && digits.length >= 6
+    ? `${digits.slice(0, 3)}${'*'.repeat(digits.length - 5)}${digits.slice(-2)}`
+    : value;
+}
+
+function amount(record: PaymentRecord): string {
+  return `${record.amount.toFixed(2)} ${record.currency}`;
+}
+
+function listLines(records: readonly PaymentRecord[]): string {
+  if (records.length === 0) return 'No payments.\n';
+  const rows = records.map((record) => [
+    time(record.createdAt).slice(0, 19),
+    record.referenceId,
+    record.state,
+    amount(record),
+    phone(record.phoneNumber),
+    record.statusText ?? '',
+  ]);
+  const header = ['CREATED (UTC)', 'REFERENCE', 'STATE', 'AMOUNT', 'PHONE', 'LAST STATUS'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
+  const format = (row: readonly string[]) =>
+    `${row
+      .map((cell, column) => cell.padEnd(widths[column] as number))
+      .join('  ')
+      .trimEnd()}\n`;
+  return `${format(header)}${rows.map(format).join('')}${records.length} payment(s).\n`;
+}
+
+/** The record and its timeline, as a support agent reads them. */
+export function showLines(record: PaymentRecord, history: readonly PaymentEvent[] | undefined): string {
+  const field = (name: string, value: string | undefined) => (value === undefined || value === '' ? '' : `  ${name.padEnd(17)} ${value}\n`);
+  let text = `Payment ${record.referenceId}\n`;
+  text += field('state', record.state);
+  text += field('amount', amount(record));
+  text += field('phone', phone(record.phoneNumber));
+  text += field('product', record.productId);
+  text += field('narration', record.narration);
+  text += field('created', time(record.createdAt));
+  text += field('last changed', time(record.updatedAt));
+  text += field('last status', record.statusText);
+  text += field('transaction code', record.transactionCode);
+  text += field('reason', record.reason);
+  if (record.error !== undefined)
+    text += field('error', [record.error.name, record.error.status, record.error.code].filter((part) => part !== undefined).join(' '));
+  if (history === undefined) return `${text}\nHistory: this journal keeps no history (only the current state is shown).\n`;
+  if (history.length === 0) return `${text}\nHistory: no changes recorded.\n`;
+  text += '\nHistory (oldest first, UTC):\n';
+  const changes = history.map((event) => `${event.from ?? '(new)'} → ${event.to}`);
+  const width = Math.max(...changes.map((change) => change.length));
+  history.forEach((event, index) => {
+    const details = [
+      event.statusText === undefined ? undefined : `status "${event.statusText}"`,
+      event.transactionCode === undefined ? undefined : `transaction ${event.transactionCode}`,
+      event.requestId === undefined ? undefined : `request ${event.requestId}`,
+      `by ${event.by}`,
+    ].filter((part) => part !== undefined);
+    text += `  ${time(event.at)}  ${(changes[index] as string).padEnd(width)}  ${details.join(', ')}\n`;
+  });
+  return text;
+}
+
+async function list(args: readonly string[]) {
+  const { values } = parse(args, { journal: { type: 'string' }, state: { type: 'string', multiple: true }, limit: { type: 'string' } }, 0);
+  const states = values.state ?? [];
+  for (const state of states)
+    if (!STATES.includes(state as PaymentState)) throw new UsageError(`--state must be one of ${STATES.join(', ')}, got '${state}'`);
+  const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, 'limit', 0, 1);
+  const opened = await openJournal(values.journal);
+  try {
+    const records = await opened.list({
+      ...(states.length === 0 ? {} : { states: states as PaymentState[] }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+    process.stdout.write(listLines(records));
+  } finally {
+    await closeJournal(opened);
+  }
+}
+
+async function show(args: readonly string[]) {
+  const { values, positionals } = parse(args, { journal: { type: 'string' } }, 1);
+  const referenceId = positionals[0];
+  if (referenceId === undefined || referenceId === '') throw new UsageError('journal show needs a <referenceId>');
+  const journal = await openJournal(values.journal);
+  try {
+    const record = await journal.get(referenceId);
+    if (record === undefined) throw new Failure(`no payment with referenceId ${referenceId} in the journal`);
+    const withHistory = journal as PaymentJournal & WithHistory;
+    const history = typeof withHistory.history === 'function' ? await withHistory.history(referenceId) : undefined;
+    process.stdout.write(showLines(record, history));
+  } finally {
+    await closeJournal(journal);
+  }
+}
+
+export const journalCommand: Command = {
+  summary: "list a journal's payments, or show one payment's history",
+  usage: USAGE,
+  async run(args) {
+    const [sub, ...rest] = args;
+    if (sub === 'list') await list(rest);
+    else if (sub === 'show') await show(rest);
+    else throw new UsageError(sub === undefined ? 'journal needs list or show' : `unknown journal command '${sub}' (list or show)`);
+    return 0;
+  },
+};

@@ -1,0 +1,89 @@
+/**
+ * The worker command's `/metrics`: the settlement worker's figures in the Prometheus text exposition format
+ * (version 0.0.4), gathered through the client's `instrumentation` hooks, the same hooks OpenTelemetry uses.
+ *
+ * @module
+ */
+import type { Instrumentation, SettlementWorkerEvent, SettlementWorkerView } from '../index.js';
+
+/** Upper bounds of the settle latency histogram, in seconds (a push settles in seconds to minutes). */
+export const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
+
+/** Counts a worker's events; renders them with its gauges. */
+export class WorkerMetrics {
+  readonly #checks = new Map<string, number>();
+  readonly #settled = new Map<string, number>();
+  readonly #buckets = LATENCY_BUCKETS.map(() => 0);
+  #latencySum = 0;
+  #latencyCount = 0;
+  #pauses = 0;
+  #worker: SettlementWorkerView | undefined;
+
+  /** The hooks to give the client: only the worker's, so calls and attempts cost nothing. */
+  readonly instrumentation: Instrumentation = {
+    settlementWorker: (worker) => {
+      this.#worker = worker;
+      return (event) => this.#record(event);
+    },
+  };
+
+  #record(event: SettlementWorkerEvent): void {
+    if (event.type === 'check') {
+      const status = event.status === undefined ? 'none' : String(event.status);
+      this.#checks.set(status, (this.#checks.get(status) ?? 0) + 1);
+    } else if (event.type === 'settled') {
+      this.#settled.set(event.state, (this.#settled.get(event.state) ?? 0) + 1);
+      const seconds = event.latencyMs / 1000;
+      LATENCY_BUCKETS.forEach((bound, index) => {
+        if (seconds <= bound) this.#buckets[index] = (this.#buckets[index] as number) + 1;
+      });
+      this.#latencySum += seconds;
+      this.#latencyCount++;
+    } else this.#pauses++;
+  }
+
+  /** The exposition text; `openPayments` is read from the journal now (`undefined` when it could not be). */
+  async render(): Promise<string> {
+    const worker = this.#worker;
+    const open = worker === undefined ? undefined : await worker.openPayments().catch(() => undefined);
+    const lines: string[] = [];
+    const family = (name: string, type: string, help: string, samples: [labels: string, value: number][]) => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
+    };
+    const labelled = (map: Map<string, number>, label: string): [string, number][] =>
+      [...map].sort(([a], [b]) => a.localeCompare(b)).map(([value, count]) => [`{${label}="${value}"}`, count]);
+    family(
+      'tap_collections_worker_checks_total',
+      'counter',
+      'Status checks made, by HTTP status (none: no response).',
+      labelled(this.#checks, 'status'),
+    );
+    family(
+      'tap_collections_worker_settled_total',
+      'counter',
+      'Payments brought to a final state, by state.',
+      labelled(this.#settled, 'state'),
+    );
+    family('tap_collections_worker_pauses_total', 'counter', '429 answers, each pausing every check of the worker.', [['', this.#pauses]]);
+    family(
+      'tap_collections_worker_open_payments',
+      'gauge',
+      'Payments of the journal in an open state.',
+      open === undefined ? [] : [['', open]],
+    );
+    family('tap_collections_worker_leased_payments', 'gauge', 'Payments this worker holds a lease on.', [
+      ['', worker?.leasedPayments() ?? 0],
+    ]);
+    family('tap_collections_worker_budget_used_ratio', 'gauge', 'Share of the checks-per-second budget spent in the last second.', [
+      ['', worker?.budgetUsed() ?? 0],
+    ]);
+    family('tap_collections_worker_settle_latency_seconds', 'histogram', "From a payment's creation to its final state.", [
+      ...LATENCY_BUCKETS.map((bound, index): [string, number] => [`_bucket{le="${bound}"}`, this.#buckets[index] as number]),
+      ['_bucket{le="+Inf"}', this.#latencyCount],
+      ['_sum', this.#latencySum],
+      ['_count', this.#latencyCount],
+    ]);
+    return `${lines.join('\n')}\n`;
+  }
+}

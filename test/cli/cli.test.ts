@@ -1,0 +1,408 @@
+/**
+ * The bin as an operator runs it: real child processes of the built `dist/testing/cli.js` (run `npm run build`
+ * first) against the loopback simulator, an SQLite file and a real PostgreSQL server.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { showLines } from '../../src/cli/journal.ts';
+import { CollectionsClient, type PaymentJournal, type PaymentRecord } from '../../src/index.ts';
+import { PostgresJournal } from '../../src/postgres/index.ts';
+import { SqliteJournal } from '../../src/sqlite/index.ts';
+import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
+
+const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
+const postgresUrl = inject('postgresUrl');
+let dir: string;
+let simulator: RunningSimulator;
+
+beforeAll(async () => {
+  if (!existsSync(bin)) throw new Error('dist/testing/cli.js is missing: run `npm run build` before these tests');
+  dir = await mkdtemp(join(tmpdir(), 'tap-collections-cli-'));
+  // Every collection settles at its first status check.
+  simulator = await startSimulator({ simulator: createSimulator({ settlement: { pendingPolls: 0 } }) });
+});
+afterAll(async () => {
+  await simulator?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  child: ChildProcess;
+  output: () => { stdout: string; stderr: string };
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>;
+}
+
+const environment = (key: string = COLLECTIONS_API_KEYS.primary) => ({
+  ...process.env,
+  COLLECTIONS_API_KEY: key,
+  COLLECTIONS_BASE_URL: simulator.collectionsBaseUrl,
+  COLLECTIONS_JOURNAL: '',
+});
+
+function cli(args: string[], env: NodeJS.ProcessEnv = environment()): Run {
+  const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const waitFor = async (pattern: RegExp) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const match = stdout.match(pattern);
+      if (match) return match;
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no ${pattern} in output:\n${stdout}\n${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { child, output: () => ({ stdout, stderr }), exited, waitFor };
+}
+
+/** Runs a command to its end. */
+async function complete(args: string[], env?: NodeJS.ProcessEnv) {
+  const run = cli(args, env);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), 20_000);
+  const { code } = await run.exited;
+  clearTimeout(timer);
+  return { code, ...run.output() };
+}
+
+/** Asserts one line on stderr, the bin's prefix, and no stack trace. */
+function expectOneErrorLine(stderr: string) {
+  expect(stderr).toMatch(/^tap-collections-sdk: [^\n]+\n$/);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+function collections(journal?: PaymentJournal) {
+  return new CollectionsClient({
+    apiKey: COLLECTIONS_API_KEYS.primary,
+    baseUrl: simulator.collectionsBaseUrl,
+    logLevel: 'off',
+    ...(journal === undefined ? {} : { journal }),
+  });
+}
+
+const initiate = (client: CollectionsClient, amount = 25) =>
+  client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount });
+
+/** An open record the service does not know: every check answers 404 and it stays `pending`, leased. */
+function strayRecord(): PaymentRecord {
+  const now = new Date().toISOString();
+  return {
+    referenceId: randomUUID(),
+    state: 'pending',
+    productId: PRODUCTS.primary,
+    amount: 1,
+    currency: 'ZMW',
+    phoneNumber: '260*******56',
+    fingerprint: 'stray',
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+describe('usage', () => {
+  it('answers --help for every command with exit code 0', async () => {
+    for (const command of ['simulate', 'status', 'poll', 'recover', 'journal', 'worker']) {
+      const { code, stdout } = await complete([command, '--help']);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(new RegExp(`^Usage: tap-collections-sdk ${command}`));
+    }
+    const top = await complete(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/^Usage: tap-collections-sdk <command>/);
+  });
+
+  it('exits 2 with one line on stderr for bad usage', async () => {
+    for (const args of [
+      ['bogus'],
+      ['status'],
+      ['status', 'a', 'b'],
+      ['poll', randomUUID(), '--max-wait', 'soon'],
+      ['poll', randomUUID(), '--nope'],
+      ['worker', '--journal', 'sqlite:x.db', '--rps', '0'],
+      ['worker', '--journal', 'mysql://host/db'],
+      ['recover'],
+      ['journal', 'list', '--journal', `sqlite:${join(dir, 'usage.db')}`, '--state', 'paid'],
+      ['journal', 'show', '--journal', `sqlite:${join(dir, 'usage.db')}`],
+      ['journal', 'drop'],
+    ]) {
+      const { code, stderr } = await complete(args);
+      expect(code, args.join(' ')).toBe(2);
+      expectOneErrorLine(stderr);
+    }
+    expect((await complete([])).code).toBe(2);
+  });
+
+  it('exits 1 with one line and never the key when the key is refused', async () => {
+    const key = 'sk_live_wrong_key_0123456789';
+    const { code, stdout, stderr } = await complete(['status', randomUUID()], environment(key));
+    expect(code).toBe(1);
+    expectOneErrorLine(stderr);
+    expect(stderr).toMatch(/AuthenticationError/);
+    expect(stdout + stderr).not.toContain(key);
+    expect(stdout + stderr).not.toContain(key.slice(0, 12));
+  });
+});
+
+describe('status and poll', () => {
+  it('status prints the collection; poll prints a plain line per check when stdout is not a terminal', async () => {
+    const { referenceId } = await initiate(collections());
+    const polled = await complete(['poll', referenceId, '--interval', '10', '--initial-delay', '10', '--max-wait', '5000']);
+    expect(polled.code).toBe(0);
+    const lines = polled.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d successful \(check 1\)$/);
+    expect(polled.stdout).not.toContain('\r');
+    expect(lines).toContain(`referenceId      ${referenceId}`);
+    expect(lines).toContain('status           successful');
+
+    const status = await complete(['status', referenceId]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^referenceId +${referenceId}\nstatus +successful\n`));
+
+    const missing = await complete(['status', randomUUID()]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^tap-collections-sdk: no collection with referenceId [0-9a-f-]+\n$/);
+  });
+});
+
+describe('recover and journal', () => {
+  it('recover settles the open payments; journal list and show read them back', async () => {
+    const file = join(dir, 'recover.db');
+    const journal = new SqliteJournal(file);
+    // A till that crashed after the push: its payments are `pending` in the journal.
+    const client = collections(journal);
+    const first = await initiate(client, 10);
+    const second = await initiate(client, 20);
+    await journal.close?.();
+
+    const listed = await complete(['journal', 'list', '--journal', `sqlite:${file}`, '--state', 'pending']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^CREATED \(UTC\) +REFERENCE +STATE +AMOUNT +PHONE +LAST STATUS\n/);
+    expect(listed.stdout).toContain('2 payment(s).');
+    expect(listed.stdout).toMatch(new RegExp(`${first.referenceId} +pending +10\\.00 ZMW +260\\*+\\d\\d`));
+    expect(listed.stdout).not.toContain(PHONES.succeeds.slice(3));
+
+    const recovered = await complete(['recover', '--journal', `sqlite:${file}`]);
+    expect(recovered.code).toBe(0);
+    expect(recovered.stdout).toMatch(new RegExp(`${second.referenceId} +successful +till: paid`));
+    expect(recovered.stdout).toContain('2 payment(s) checked, 0 still open.');
+
+    const shown = await complete(['journal', 'show', first.referenceId, '--journal', `sqlite:${file}`]);
+    expect(shown.code).toBe(0);
+    const lines = shown.stdout.split('\n');
+    expect(lines[0]).toBe(`Payment ${first.referenceId}`);
+    expect(lines).toContain('  state             successful');
+    expect(lines).toContain('  amount            10.00 ZMW');
+    expect(shown.stdout).toMatch(/ {2}phone {13}260\*+\d\d\n/);
+    expect(shown.stdout).not.toContain(PHONES.succeeds.slice(3));
+    if (typeof (journal as { history?: unknown }).history === 'function') {
+      expect(shown.stdout).toMatch(/History \(oldest first, UTC\):\n {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z {2}\(new\) → initiating/);
+      expect(shown.stdout).toMatch(/→ successful +status "successful"/);
+    } else expect(shown.stdout).toContain('History: this journal keeps no history');
+
+    const absent = await complete(['journal', 'show', randomUUID(), '--journal', `sqlite:${file}`]);
+    expect(absent.code).toBe(1);
+    expectOneErrorLine(absent.stderr);
+  });
+
+  it('journal show prints the history as a timeline a support agent reads', () => {
+    const record: PaymentRecord = {
+      ...strayRecord(),
+      referenceId: '3f1b7e3c-1111-4000-8000-000000000001',
+      state: 'failed',
+      amount: 25,
+      createdAt: '2026-03-01T10:00:00.000Z',
+      updatedAt: '2026-03-01T10:00:41.250Z',
+      statusText: 'failed',
+      reason: 'Insufficient funds',
+    };
+    const text = showLines(record, [
+      { at: '2026-03-01T10:00:00.000Z', from: null, to: 'initiating', by: 'initiate' },
+      { at: '2026-03-01T10:00:00.420Z', from: 'initiating', to: 'pending', statusText: 'pending', requestId: 'req-81', by: 'initiate' },
+      {
+        at: '2026-03-01T10:00:41.250Z',
+        from: 'pending',
+        to: 'failed',
+        statusText: 'failed',
+        transactionCode: 'TX9',
+        requestId: 'req-97',
+        by: 'worker 5c1e',
+      },
+    ]);
+    expect(text.split('\n').slice(-5)).toEqual([
+      'History (oldest first, UTC):',
+      '  2026-03-01 10:00:00.000Z  (new) → initiating    by initiate',
+      '  2026-03-01 10:00:00.420Z  initiating → pending  status "pending", request req-81, by initiate',
+      '  2026-03-01 10:00:41.250Z  pending → failed      status "failed", transaction TX9, request req-97, by worker 5c1e',
+      '',
+    ]);
+    expect(text).toContain('  reason            Insufficient funds\n');
+    expect(text).toContain('  phone             260*******56\n');
+  });
+});
+
+const OPEN = "('initiating', 'pending', 'unknown')";
+
+interface Store {
+  name: string;
+  url: () => Promise<string>;
+  open: (url: string) => PaymentJournal;
+  /** How many open records hold a live lease now (a final record can never be leased again). */
+  liveLeases: (url: string) => Promise<number>;
+}
+
+const stores: Store[] = [
+  {
+    name: 'SQLite',
+    url: async () => `sqlite:${join(dir, `worker-${randomUUID()}.db`)}`,
+    open: (url) => new SqliteJournal(url.slice('sqlite:'.length)),
+    liveLeases: async (url) => {
+      const db = new DatabaseSync(url.slice('sqlite:'.length));
+      try {
+        const row = db
+          .prepare(
+            `SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > ?`,
+          )
+          .get(Date.now());
+        return Number((row as { n: number }).n);
+      } finally {
+        db.close();
+      }
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    url: async () => {
+      // A schema of its own, named through the connection's search_path: the CLI's table has the default name.
+      const schema = `cli_${process.pid}_${randomUUID().slice(0, 8)}`;
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`CREATE SCHEMA ${schema}`);
+      await client.end();
+      const url = new URL(postgresUrl);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      return url.href;
+    },
+    open: (url) => new PostgresJournal({ connectionString: url }),
+    liveLeases: async (url) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const result = await client.query(
+          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > now()`,
+        );
+        return (result.rows[0] as { n: number }).n;
+      } finally {
+        await client.end();
+      }
+    },
+  },
+];
+
+/** The value of one sample of the exposition text (0 when absent). */
+function sample(text: string, name: string): number {
+  const match = text.match(new RegExp(`^${name.replace(/[{}"+]/g, '\\$&')} (\\S+)$`, 'm'));
+  return match ? Number(match[1]) : 0;
+}
+
+describe.each(stores)('worker on $name', (store) => {
+  it('settles a backlog, counts it on /metrics, and stops on SIGTERM with nothing leased', { timeout: 40_000 }, async () => {
+    const url = await store.url();
+    const journal = store.open(url);
+    const client = collections(journal);
+    const backlog = await Promise.all([1, 2, 3, 4, 5].map((amount) => initiate(client, amount)));
+    await journal.insert(strayRecord());
+
+    const worker = cli([
+      'worker',
+      '--journal',
+      url,
+      '--rps',
+      '50',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--initial-delay-ms',
+      '0',
+      '--interval-ms',
+      '20',
+      '--scan-interval-ms',
+      '20',
+    ]);
+    try {
+      const port = (await worker.waitFor(/on port (\d+)\./))[1];
+      expect(worker.output().stdout).not.toContain(url.match(/:([^:@/]+)@/)?.[1] ?? '\u0000');
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+
+      let metrics = '';
+      const deadline = Date.now() + 20_000;
+      // onSettled (which counts) runs before the journal records the final state: wait for both.
+      while (
+        sample(metrics, 'tap_collections_worker_settled_total{state="successful"}') < backlog.length ||
+        sample(metrics, 'tap_collections_worker_open_payments') !== 1
+      ) {
+        if (Date.now() > deadline) throw new Error(`not settled:\n${metrics}\n${worker.output().stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+        expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+        metrics = await response.text();
+      }
+      expect(metrics).toContain('# TYPE tap_collections_worker_checks_total counter');
+      expect(sample(metrics, 'tap_collections_worker_checks_total{status="200"}')).toBeGreaterThanOrEqual(backlog.length);
+      expect(sample(metrics, 'tap_collections_worker_checks_total{status="404"}')).toBeGreaterThanOrEqual(1);
+      // The stray payment stays open, leased by this worker.
+      expect(sample(metrics, 'tap_collections_worker_open_payments')).toBe(1);
+      expect(sample(metrics, 'tap_collections_worker_leased_payments')).toBe(1);
+      expect(sample(metrics, 'tap_collections_worker_settle_latency_seconds_count')).toBe(backlog.length);
+      expect(sample(metrics, 'tap_collections_worker_settle_latency_seconds_bucket{le="+Inf"}')).toBe(backlog.length);
+      expect(sample(metrics, 'tap_collections_worker_pauses_total')).toBe(0);
+      expect(await store.liveLeases(url)).toBe(1);
+      for (const { referenceId } of backlog) expect((await journal.get(referenceId))?.state).toBe('successful');
+
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
+      expect(worker.output().stdout).toContain('its leases are released');
+      expect(worker.output().stderr).toBe('');
+      expect(await store.liveLeases(url)).toBe(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await journal.close?.();
+    }
+  });
+});
+
+describe('worker health', () => {
+  it('answers 503 on /healthz while the journal does not answer', { timeout: 20_000 }, async () => {
+    // A PostgreSQL URL nothing listens on: the worker starts, its journal never answers.
+    const worker = cli(['worker', '--journal', 'postgres://nobody:secret@127.0.0.1:1/none', '--port', '0', '--host', '127.0.0.1']);
+    try {
+      const port = (await worker.waitFor(/on port (\d+)\./))[1];
+      expect(worker.output().stdout).toContain('postgres://nobody:***@127.0.0.1:1/none');
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.text()).toMatch(/^journal not answering/);
+      worker.child.kill('SIGINT');
+      expect((await worker.exited).code).toBe(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+});
