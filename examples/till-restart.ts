@@ -19,6 +19,11 @@ const SAY: Record<SaleOutcome, string> = {
   unknown: 'still unknown: do not hand over the goods, do not charge again; check again shortly',
 };
 
+/** Whole seconds from now until `at` (ISO 8601), never negative: what a till shows as "checking, up to …". */
+function secondsUntil(at: string): number {
+  return Math.max(0, Math.ceil((Date.parse(at) - Date.now()) / 1000));
+}
+
 if (process.argv[2] === '--till') {
   // The till: one sale, then a crash right after the service accepted the push.
   const [, , , journalFile, baseUrl] = process.argv as string[];
@@ -54,6 +59,8 @@ if (process.argv[2] === '--till') {
       console.log(
         `last sale ${record.referenceId} (${record.amount} ${record.currency}, ${record.phoneNumber}): ${SAY[saleOutcome(record)]}`,
       );
+      // A push the crashed till sent a moment ago may still reach the phone: no verdict before decidableAt.
+      if (record.decidableAt !== undefined) console.log(`  checking, up to ${secondsUntil(record.decidableAt)} s`);
     }
     const last = recovered.at(-1);
     if (last && saleOutcome(last) === 'unknown') {
