@@ -13,7 +13,7 @@ import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
-import { JournalBinding, statusObservation } from './journal-binding.js';
+import { JournalBinding } from './journal-binding.js';
 import { initiateWithJournal, NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
@@ -29,6 +29,7 @@ import {
   InitiateCollectionResponseSchema,
   type InitiatedCollection,
 } from './schemas.js';
+import { StatusWords, type StatusWordsOption } from './status-words.js';
 import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
@@ -45,6 +46,16 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue none (no journal: nothing outlives the process)
    */
   journal?: PaymentJournal;
+  /**
+   * The status words the service answers, by meaning; each list given is added to its defaults. Compared without
+   * regard to case or surrounding blanks; a word may stand in one list only. Every path that reads a status uses
+   * them: `pollUntilSettled`, `checkStatus` with a journal, `recover()`, the settlement worker (and so `saleOutcome`
+   * of what they record). A word in none of the lists keeps the payment open and is logged at `warn` once per
+   * payment and word. See docs/assumptions.md.
+   * @defaultValue successful: `successful`, `success`, `completed`; failed: `failed`, `cancelled`, `canceled`,
+   * `expired`, `declined`; pending: `pending`, `processing`
+   */
+  statusWords?: StatusWordsOption;
 }
 
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
@@ -68,6 +79,7 @@ export class CollectionsClient {
   readonly #transport: Transport;
   readonly #phoneNumberFormat: PhoneNumberFormat;
   readonly #journal: JournalBinding | undefined;
+  readonly #statusWords: StatusWords;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -84,8 +96,9 @@ export class CollectionsClient {
       throw new ConfigurationError("Invalid CollectionsClient options: phoneNumberFormat must be 'international' or 'local'");
     }
     this.#phoneNumberFormat = format;
+    this.#statusWords = new StatusWords(options?.statusWords);
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
-    this.#journal = options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger);
+    this.#journal = options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
   }
 
   /**
@@ -234,7 +247,7 @@ export class CollectionsClient {
         NOT_FOUND_GRACE_MS,
         async () => {
           const status = await this.#findStatus(referenceId, { ...settings, signal: settings.signal });
-          return status === undefined ? 'not-found' : statusObservation(status);
+          return status === undefined ? 'not-found' : journal.statusObservation(status);
         },
         by,
       );
@@ -245,9 +258,15 @@ export class CollectionsClient {
     }
   }
 
-  async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
+  /**
+   * One status request. A word the status words do not name is warned about here (once per payment and word),
+   * except for the poll, whose own `settledStatuses` may name it.
+   */
+  async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1, warnUnknown = true): Promise<CollectionStatus> {
     const result = await this.#transport.send({ method: 'GET', path: `/v1/collections/check/${referenceId}` }, settings, attemptNumber);
-    return parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+    const status = parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+    if (warnUnknown) this.#statusWords.warnIfUnknown(referenceId, status.statusText, this.#transport.logger);
+    return status;
   }
 
   /**
@@ -270,13 +289,15 @@ export class CollectionsClient {
       return await pollUntilSettled(
         reference,
         async (timeoutMs, deadline) => {
-          const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline });
+          const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline }, 1, false);
           await this.#journal?.recordStatus(reference, status, 'poll');
           return status;
         },
         options,
         settings.timeoutMs,
         this.#transport.logger,
+        this.#statusWords,
+        this.#journal !== undefined,
       );
     } catch (error) {
       // The poll's definitive 404 (past its grace): the journal records the verdict when it is provable.
@@ -307,6 +328,7 @@ export class CollectionsClient {
         timeoutMs: settings.timeoutMs,
         maxRetries: settings.maxRetries,
         logger: this.#transport.logger,
+        statusWords: this.#statusWords,
       },
       options,
     );
