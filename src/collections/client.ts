@@ -29,8 +29,8 @@ import {
   InitiateCollectionResponseSchema,
   type InitiatedCollection,
 } from './schemas.js';
-import { StatusWords, type StatusWordsOption } from './status-words.js';
 import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
+import { StatusWords, type StatusWordsOption } from './status-words.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
 export interface CollectionsClientOptions extends ClientOptions {
@@ -98,7 +98,8 @@ export class CollectionsClient {
     this.#phoneNumberFormat = format;
     this.#statusWords = new StatusWords(options?.statusWords);
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
-    this.#journal = options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
+    this.#journal =
+      options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
   }
 
   /**
@@ -270,8 +271,9 @@ export class CollectionsClient {
   }
 
   /**
-   * Waits until the collection settles and resolves with its final status — `successful` **or**
-   * `failed` (a failed payment is a result, not an exception).
+   * Waits until the collection settles and resolves with its final status — a successful **or** a
+   * failed word of the client's `statusWords` (a failed payment is a result, not an exception). A word in
+   * none of the lists keeps it waiting (logged at `warn` once per payment and word).
    *
    * Checks at once, then after `initialDelayMs` (5 s), then every `intervalMs` growing to `maxIntervalMs`
    * (1.5 s → 2 s), jittered. When you set `intervalMs`, it is also the first pause (unless you set
@@ -280,7 +282,10 @@ export class CollectionsClient {
    * `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is not used).
    *
    * @throws {@link PollTimeoutError} at `maxWaitMs` (2 min), even with a request in flight. The payment may
-   * still settle: keep the `referenceId` and check again later.
+   * still settle: keep the `referenceId` and check again later. Its `unrecognizedStatuses` names the words seen
+   * that `statusWords` does not.
+   * @throws {@link RequestValidationError} on a bad option; with a journal, also for a `settledStatuses` word
+   * that is not a successful or failed word of `statusWords` (nothing is sent).
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);

@@ -248,7 +248,13 @@ export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
   readonly unrecognizedStatuses: readonly string[];
 
   /** `neverSeen`: every status check that answered said 404, so no collection with this reference was seen. */
-  constructor(referenceId: string, lastStatus: Status | undefined, maxWaitMs: number, neverSeen = false, unrecognizedStatuses: readonly string[] = []) {
+  constructor(
+    referenceId: string,
+    lastStatus: Status | undefined,
+    maxWaitMs: number,
+    neverSeen = false,
+    unrecognizedStatuses: readonly string[] = [],
+  ) {
     const unknownWords =
       unrecognizedStatuses.length === 0
         ? ''

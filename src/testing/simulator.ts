@@ -37,8 +37,8 @@ import { Settlement, type SettlementOptions } from './simulator/settlement.js';
 import { TapService } from './simulator/tap.js';
 
 // The simulator's public types live with their concern; the testing entry takes them all from here.
-export { MAX_REQUEST_BODY_BYTES, type SimulatorOutcome, type SimulatorRequest, type SimulatorResponse } from './simulator/exchange.js';
 export type { StatusVocabulary } from './simulator/collections.js';
+export { MAX_REQUEST_BODY_BYTES, type SimulatorOutcome, type SimulatorRequest, type SimulatorResponse } from './simulator/exchange.js';
 export type { FaultSpec, InjectedFault } from './simulator/faults.js';
 export type { ReceivedRequest } from './simulator/recording.js';
 export type { SimulatedCollection, SimulatedCustomerQuery, StoredCollection, StoredCustomerQuery } from './simulator/records.js';

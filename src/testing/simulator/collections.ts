@@ -53,7 +53,9 @@ export interface StatusVocabulary {
 export function checkVocabulary(vocabulary: StatusVocabulary): void {
   for (const key of ['pending', 'successful', 'failed'] as const) {
     const word = vocabulary[key];
-    if (word !== undefined && (typeof word !== 'string' || word === '')) throw new TypeError(`statusWords.${key} must be a non-empty string`);
+    if (word !== undefined && (typeof word !== 'string' || word === '')) {
+      throw new TypeError(`statusWords.${key} must be a non-empty string`);
+    }
   }
   const field = vocabulary.statusField;
   if (field !== undefined && field !== 'statusText' && field !== 'status') {
