@@ -32,7 +32,7 @@ export interface StartSimulatorOptions {
   /** The simulator to serve, e.g. one also exposed through msw handlers. @defaultValue a new {@link createSimulator}() */
   simulator?: Simulator;
   /**
-   * The vocabulary of the new simulator's Collections service (see {@link SimulatorOptions.statusWords}); with
+   * The vocabulary of the new simulator's Collections service (see `SimulatorOptions.statusWords`); with
    * `simulator`, give it to {@link createSimulator} instead (both: a `TypeError`).
    * @defaultValue the document's words
    */
