@@ -21,7 +21,7 @@ import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
-import { JournalBinding, statusObservation } from './journal-binding.js';
+import { JournalBinding } from './journal-binding.js';
 import { initiateWithJournal, NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
@@ -38,6 +38,7 @@ import {
   type InitiatedCollection,
 } from './schemas.js';
 import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
+import { StatusWords, type StatusWordsOption } from './status-words.js';
 import { WorkerMonitor } from './worker-monitor.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
@@ -54,6 +55,16 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue none (no journal: nothing outlives the process)
    */
   journal?: PaymentJournal;
+  /**
+   * The status words the service answers, by meaning; each list given is added to its defaults. Compared without
+   * regard to case or surrounding blanks; a word may stand in one list only. Every path that reads a status uses
+   * them: `pollUntilSettled`, `checkStatus` with a journal, `recover()`, the settlement worker (and so `saleOutcome`
+   * of what they record). A word in none of the lists keeps the payment open and is logged at `warn` once per
+   * payment and word. See docs/assumptions.md.
+   * @defaultValue successful: `successful`, `success`, `completed`; failed: `failed`, `cancelled`, `canceled`,
+   * `expired`, `declined`; pending: `pending`, `processing`
+   */
+  statusWords?: StatusWordsOption;
 }
 
 const CREATE_PATH = '/v1/collections/mobile-money';
@@ -81,6 +92,7 @@ export class CollectionsClient {
   readonly #transport: Transport;
   readonly #phoneNumberFormat: PhoneNumberFormat;
   readonly #journal: JournalBinding | undefined;
+  readonly #statusWords: StatusWords;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -97,8 +109,10 @@ export class CollectionsClient {
       throw new ConfigurationError("Invalid CollectionsClient options: phoneNumberFormat must be 'international' or 'local'");
     }
     this.#phoneNumberFormat = format;
+    this.#statusWords = new StatusWords(options?.statusWords);
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
-    this.#journal = options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger);
+    this.#journal =
+      options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
   }
 
   /**
@@ -254,7 +268,7 @@ export class CollectionsClient {
         NOT_FOUND_GRACE_MS,
         async () => {
           const status = await this.#findStatus(referenceId, { ...settings, signal: settings.signal });
-          return status === undefined ? 'not-found' : statusObservation(status);
+          return status === undefined ? 'not-found' : journal.statusObservation(status);
         },
         by,
       );
@@ -265,18 +279,25 @@ export class CollectionsClient {
     }
   }
 
-  async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
+  /**
+   * One status request. A word the status words do not name is warned about here (once per payment and word),
+   * except for the poll, whose own `settledStatuses` may name it.
+   */
+  async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1, warnUnknown = true): Promise<CollectionStatus> {
     const result = await this.#transport.send(
       { method: 'GET', path: `/v1/collections/check/${referenceId}`, route: CHECK_ROUTE },
       settings,
       attemptNumber,
     );
-    return parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+    const status = parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+    if (warnUnknown) this.#statusWords.warnIfUnknown(referenceId, status.statusText, this.#transport.logger);
+    return status;
   }
 
   /**
-   * Waits until the collection settles and resolves with its final status — `successful` **or**
-   * `failed` (a failed payment is a result, not an exception).
+   * Waits until the collection settles and resolves with its final status — a successful **or** a
+   * failed word of the client's `statusWords` (a failed payment is a result, not an exception). A word in
+   * none of the lists keeps it waiting (logged at `warn` once per payment and word).
    *
    * Checks at once, then after `initialDelayMs` (5 s), then every `intervalMs` growing to `maxIntervalMs`
    * (1.5 s → 2 s), jittered. When you set `intervalMs`, it is also the first pause (unless you set
@@ -285,7 +306,10 @@ export class CollectionsClient {
    * `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is not used).
    *
    * @throws {@link PollTimeoutError} at `maxWaitMs` (2 min), even with a request in flight. The payment may
-   * still settle: keep the `referenceId` and check again later.
+   * still settle: keep the `referenceId` and check again later. Its `unrecognizedStatuses` names the words seen
+   * that `statusWords` does not.
+   * @throws {@link RequestValidationError} on a bad option; with a journal, also for a `settledStatuses` word
+   * that is not a successful or failed word of `statusWords` (nothing is sent).
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
@@ -294,13 +318,15 @@ export class CollectionsClient {
         return await pollUntilSettled(
           reference,
           async (timeoutMs, deadline) => {
-            const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline });
+            const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline }, 1, false);
             await this.#journal?.recordStatus(reference, status, 'poll');
             return status;
           },
           options,
           settings.timeoutMs,
           this.#transport.logger,
+          this.#statusWords,
+          this.#journal !== undefined,
         );
       } catch (error) {
         // The poll's definitive 404 (past its grace): the journal records the verdict when it is provable.
@@ -327,7 +353,14 @@ export class CollectionsClient {
     const settings = this.#transport.settingsFor(undefined);
     const check = (referenceId: string, timeoutMs: number, signal: AbortSignal) =>
       this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs });
-    const context = { journal, check, timeoutMs: settings.timeoutMs, maxRetries: settings.maxRetries, logger: this.#transport.logger };
+    const context = {
+      journal,
+      check,
+      timeoutMs: settings.timeoutMs,
+      maxRetries: settings.maxRetries,
+      logger: this.#transport.logger,
+      statusWords: this.#statusWords,
+    };
     const hooks = this.#transport.instrumentation;
     if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);
     // Instrumented from outside: the same worker, given a counting journal, a timed check and a reporting onSettled.

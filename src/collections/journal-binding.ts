@@ -17,6 +17,7 @@ import {
   settleNotFound,
 } from '../journal/state-machine.js';
 import type { CollectionStatus } from './schemas.js';
+import type { StatusWords } from './status-words.js';
 
 const JOURNAL_METHODS = ['insert', 'transition', 'now', 'get', 'list', 'history'] as const;
 
@@ -24,10 +25,12 @@ const JOURNAL_METHODS = ['insert', 'transition', 'now', 'get', 'list', 'history'
 export class JournalBinding {
   readonly journal: PaymentJournal;
   readonly logger: LevelLogger;
+  /** The client's status words: the one mapping of a status answer to a state. */
+  readonly statusWords: StatusWords;
   /** Payments whose `initiate` runs in this client now: `recover()` leaves them alone, a second call waits. */
   readonly inFlight = new Map<string, Promise<unknown>>();
 
-  constructor(journal: unknown, logger: LevelLogger) {
+  constructor(journal: unknown, logger: LevelLogger, statusWords: StatusWords) {
     if (!isPaymentJournal(journal)) {
       throw new ConfigurationError(
         `Invalid CollectionsClient options: journal must be a PaymentJournal (${JOURNAL_METHODS.join(', ')}; see checkPaymentJournal)`,
@@ -35,6 +38,7 @@ export class JournalBinding {
     }
     this.journal = journal;
     this.logger = logger;
+    this.statusWords = statusWords;
   }
 
   /** Runs a journal operation; its failure becomes a {@link JournalError} saying what could not be done. */
@@ -70,7 +74,12 @@ export class JournalBinding {
 
   /** Records a status the service answered (settled → final, otherwise `pending`), writing only what is new. */
   recordStatus(referenceId: string, status: CollectionStatus, by: string, requestId?: string): Promise<void> {
-    return this.observeAfterSending(referenceId, statusObservation(status, requestId), by);
+    return this.observeAfterSending(referenceId, this.statusObservation(status, requestId), by);
+  }
+
+  /** A status answer as an observation, by this client's status words (see `StatusWords.observation`). */
+  statusObservation(status: CollectionStatus, requestId?: string): Extract<PaymentObservation, { kind: 'status' }> {
+    return this.statusWords.observation(status, requestId);
   }
 
   /** After a 404: the `not-sent` verdict when it is provable (see `settleNotFound`), else the record as it is. */
@@ -123,23 +132,6 @@ function isPaymentJournal(value: unknown): value is PaymentJournal {
     typeof value === 'object' &&
     JOURNAL_METHODS.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
   );
-}
-
-/** The state a status word stands for. */
-export function statusState(statusText: string): 'successful' | 'failed' | 'pending' {
-  return statusText === 'successful' ? 'successful' : statusText === 'failed' ? 'failed' : 'pending';
-}
-
-/** A status answer as an observation for the state machine. */
-export function statusObservation(status: CollectionStatus, requestId?: string): Extract<PaymentObservation, { kind: 'status' }> {
-  return {
-    kind: 'status',
-    state: statusState(status.statusText),
-    statusText: status.statusText,
-    ...(typeof status.transactionCode === 'string' ? { transactionCode: status.transactionCode } : {}),
-    ...(typeof status.reason === 'string' ? { reason: status.reason } : {}),
-    ...(requestId === undefined ? {} : { requestId }),
-  };
 }
 
 /** An error as plain data for the journal: its class, status and code (never a body). */

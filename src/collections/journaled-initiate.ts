@@ -25,7 +25,7 @@ import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
 import { DEFAULT_NOT_FOUND_GRACE_MS, isOpenPaymentState, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
-import { type JournalBinding, paymentError, statusObservation } from './journal-binding.js';
+import { type JournalBinding, paymentError } from './journal-binding.js';
 import type { CollectionStatus, InitiatedCollection } from './schemas.js';
 
 /** The reconcile inside `initiate` waits the default grace beyond the last sender's window before sending again. */
@@ -161,7 +161,7 @@ async function reconcile<Result extends InitiatedCollection>(
   // initiating or unknown, and not being sent by this process: an earlier process (or call) may have sent it.
   const found = await checkOrUnknown(call, referenceId);
   if (found !== undefined) {
-    await binding.observeAfterSending(referenceId, statusObservation(found), BY);
+    await binding.observeAfterSending(referenceId, binding.statusObservation(found), BY);
     return { referenceId, status: found.statusText };
   }
   // Not at the service. Once the journal's clock proves no earlier attempt can still arrive, this call takes the
@@ -171,7 +171,7 @@ async function reconcile<Result extends InitiatedCollection>(
     NOT_FOUND_GRACE_MS,
     async () => {
       const again = await checkOrUnknown(call, referenceId);
-      return again === undefined ? 'not-found' : statusObservation(again);
+      return again === undefined ? 'not-found' : binding.statusObservation(again);
     },
     BY,
     { kind: 'sending', sendWindowMs: call.sendWindowMs },
@@ -238,7 +238,7 @@ async function sendAndRecord<Result extends InitiatedCollection>(
     throw error;
   }
   // A 202 says pending; a create reconciled by a status check may already have found it settled.
-  await binding.observeAfterSending(referenceId, statusObservation({ referenceId, statusText: result.status }), BY);
+  await binding.observeAfterSending(referenceId, binding.statusObservation({ referenceId, statusText: result.status }), BY);
   return result;
 }
 

@@ -10,6 +10,7 @@ import type { LevelLogger } from '../core/logger.js';
 import { isRetryable } from '../core/retry.js';
 import { sleep } from '../core/sleep.js';
 import type { CollectionStatus } from './schemas.js';
+import { normalizeStatusWord, type StatusWords } from './status-words.js';
 
 /** Options of {@link CollectionsClient.pollUntilSettled}. Every duration is in milliseconds. @group Polling */
 export interface PollOptions extends RequestOptions {
@@ -37,9 +38,12 @@ export interface PollOptions extends RequestOptions {
    */
   onUpdate?: (status: CollectionStatus) => void;
   /**
-   * The statuses that end the wait. A status that is neither `pending` nor one of these keeps it waiting
-   * and is logged at `warn`, once per poll and value, so a new word from the service is seen in the logs.
-   * @defaultValue `['successful', 'failed']`
+   * More words that end this wait, added to the client's `statusWords` successful and failed words (compared
+   * without regard to case or surrounding blanks). With a journal, every word here must be one the client's
+   * `statusWords` files as successful or failed (else {@link RequestValidationError}): the journal records what a
+   * settled word means, and it could not know. A word in none of the lists keeps the wait going and is logged at
+   * `warn` once per payment and word; {@link PollTimeoutError} names it.
+   * @defaultValue none (the client's `statusWords` successful and failed words)
    */
   settledStatuses?: readonly string[];
 }
@@ -63,10 +67,8 @@ export const POLL_GROWTH = 1.5;
 /** Each pause is scaled by a random factor in `[1 - POLL_JITTER, 1 + POLL_JITTER]`, so a fleet started together spreads out. @group Polling */
 export const POLL_JITTER = 0.1;
 
-/** The statuses that end a poll by default. */
-const SETTLED: readonly string[] = ['successful', 'failed'];
-/** The default settled set, shared by every poll that does not pass `settledStatuses` (no Set per poll). */
-const DEFAULT_SETTLED: ReadonlySet<string> = new Set(SETTLED);
+/** No extra settled words, shared by every poll that does not pass `settledStatuses` (no Set per poll). */
+const NO_EXTRA_SETTLED: ReadonlySet<string> = new Set();
 
 /** The timings of a poll schedule. */
 export type PollSchedule = Pick<Required<PollOptions>, 'initialDelayMs' | 'intervalMs' | 'maxIntervalMs'>;
@@ -88,10 +90,11 @@ interface PollPlan extends PollSchedule {
   readonly maxWaitMs: number;
   readonly notFoundGraceMs: number;
   readonly onUpdate: ((status: CollectionStatus) => void) | undefined;
-  readonly settled: ReadonlySet<string>;
+  /** `settledStatuses`, normalized: words that end this poll besides the client's successful and failed words. */
+  readonly alsoSettled: ReadonlySet<string>;
 }
 
-function planPoll(options: PollOptions): PollPlan {
+function planPoll(options: PollOptions, words: StatusWords, journaled: boolean): PollPlan {
   // The options as given are checked first, so an issue names what the caller wrote, not a derived value.
   const issues: ValidationIssue[] = [];
   const range = `must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`;
@@ -110,6 +113,17 @@ function planPoll(options: PollOptions): PollPlan {
     !(Array.isArray(settled) && settled.length > 0 && settled.every((word) => typeof word === 'string' && word !== ''))
   ) {
     issues.push({ path: 'options.settledStatuses', message: 'must be a non-empty array of non-empty strings' });
+  } else if (settled !== undefined && journaled) {
+    const unmapped = settled.filter((word) => {
+      const meaning = words.meaningOf(word);
+      return meaning !== 'successful' && meaning !== 'failed';
+    });
+    if (unmapped.length > 0) {
+      issues.push({
+        path: 'options.settledStatuses',
+        message: `${unmapped.map((word) => JSON.stringify(word)).join(', ')} must be a successful or failed word of the client option statusWords: the journal records what a settled word means`,
+      });
+    }
   }
   // Only checked values reach arithmetic: a BigInt or a Symbol would make Math.max throw a TypeError.
   const intervalMs = isTimerMs(options.intervalMs, 0) ? options.intervalMs : POLL_DEFAULTS.intervalMs;
@@ -127,7 +141,7 @@ function planPoll(options: PollOptions): PollPlan {
     maxIntervalMs,
     notFoundGraceMs: options.notFoundGraceMs ?? POLL_DEFAULTS.notFoundGraceMs,
     onUpdate: options.onUpdate,
-    settled: settled === undefined ? DEFAULT_SETTLED : new Set(settled),
+    alsoSettled: settled === undefined ? NO_EXTRA_SETTLED : new Set(settled.map(normalizeStatusWord)),
   };
 }
 
@@ -138,7 +152,8 @@ function planPoll(options: PollOptions): PollPlan {
 export type StatusCheck = (timeoutMs: number, deadline: number) => Promise<CollectionStatus>;
 
 /**
- * Checks at once, then by the schedule, until `statusText` is `successful` or `failed`. Transient
+ * Checks at once, then by the schedule, until `statusText` is a successful or failed word of the client's
+ * status words (or one of `settledStatuses`). Transient
  * failures (network, timeouts, 408, 429, 5xx, and 404 during the grace period) keep it waiting; a
  * `Retry-After` stretches the next pause.
  *
@@ -154,8 +169,10 @@ export async function pollUntilSettled(
   options: PollOptions,
   requestTimeoutMs: number,
   logger: LevelLogger,
+  words: StatusWords,
+  journaled: boolean,
 ): Promise<CollectionStatus> {
-  const plan = planPoll(options);
+  const plan = planPoll(options, words, journaled);
   const { signal } = options;
   signal?.throwIfAborted();
   const started = Date.now();
@@ -163,9 +180,12 @@ export async function pollUntilSettled(
   let lastStatus: CollectionStatus | undefined;
   // A 404 seen, and no status ever: nothing with this reference was seen (the timeout says so).
   let sawNotFound = false;
-  // Made on the first unexpected status only: most polls never see one.
-  let unexpectedWarned: Set<string> | undefined;
-  const timedOut = () => new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs, sawNotFound && lastStatus === undefined);
+  // Words the status words do not name, by normalized word (made on the first one only: most polls never see one).
+  let unrecognized: Map<string, string> | undefined;
+  const timedOut = () =>
+    new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs, sawNotFound && lastStatus === undefined, [
+      ...(unrecognized?.values() ?? []),
+    ]);
   for (let pauseNumber = 0; ; pauseNumber++) {
     let pauseMs = pollPauseMs(pauseNumber, plan);
     const remainingMs = deadline - Date.now();
@@ -175,13 +195,12 @@ export async function pollUntilSettled(
       const status = await check(Math.min(requestTimeoutMs, remainingMs), deadline);
       if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
       lastStatus = status;
-      if (plan.settled.has(status.statusText)) return status;
-      if (status.statusText !== 'pending' && !unexpectedWarned?.has(status.statusText)) {
-        unexpectedWarned ??= new Set();
-        unexpectedWarned.add(status.statusText);
-        logger.warn(
-          `collection ${referenceId} has status "${status.statusText}", neither pending nor settled; still waiting (see settledStatuses)`,
-        );
+      const meaning = words.meaningOf(status.statusText);
+      if (meaning === 'successful' || meaning === 'failed' || plan.alsoSettled.has(normalizeStatusWord(status.statusText))) return status;
+      if (words.warnIfUnknown(referenceId, status.statusText, logger)) {
+        unrecognized ??= new Map();
+        const normalized = normalizeStatusWord(status.statusText);
+        if (!unrecognized.has(normalized)) unrecognized.set(normalized, logger.redact(status.statusText));
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason;

@@ -6,7 +6,7 @@
 import type { RequestOptions } from '../core/config.js';
 import { AuthenticationError, ConfigurationError, JournalError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
 import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
-import { type JournalBinding, statusObservation } from './journal-binding.js';
+import type { JournalBinding } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import type { CollectionStatus } from './schemas.js';
 
@@ -72,7 +72,7 @@ export async function recoverPayments(
   const settleOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
     const status = await check(record.referenceId, requestOptions);
     if (status !== undefined) {
-      const moved = await binding.observe(record.referenceId, statusObservation(status), 'recover');
+      const moved = await binding.observe(record.referenceId, binding.statusObservation(status), 'recover');
       return moved.record ?? record;
     }
     if (record.state === 'pending') {
@@ -85,7 +85,7 @@ export async function recoverPayments(
       notFoundGraceMs,
       async () => {
         const again = await check(record.referenceId, requestOptions);
-        return again === undefined ? 'not-found' : statusObservation(again);
+        return again === undefined ? 'not-found' : binding.statusObservation(again);
       },
       'recover',
     );

@@ -86,7 +86,10 @@ export interface InitiatedCollection {
 export interface CollectionStatus {
   /** The collection's reference. */
   referenceId: string;
-  /** `pending`, then `successful` or `failed`; other values are accepted and keep `pollUntilSettled` waiting. */
+  /**
+   * `pending`, then `successful` or `failed` (the service's own word; what it means is the client option
+   * `statusWords`). Read from `status` when the answer has no `statusText`.
+   */
   statusText: OpenEnum<KnownCollectionStatus>;
   /** The outcome code, e.g. `INTERNAL_SYSTEM_ERROR`; absent or null while pending. */
   transactionCode?: string | null;
@@ -103,8 +106,18 @@ export const CollectionStatusSchema: z.ZodMiniType<CollectionStatus> = z.looseOb
   reason: z.optional(z.nullable(z.string())),
 });
 
+/**
+ * A status answer that names its word `status` rather than `statusText` is read from `status` (kept too), so
+ * callers see one field; `statusText` wins when both are there. See docs/assumptions.md.
+ */
+const statusTextFromStatus = z.transform((data: unknown) => {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;
+  const fields = data as Record<string, unknown>;
+  return fields.statusText == null && typeof fields.status === 'string' ? { ...fields, statusText: fields.status } : data;
+});
+
 /** @internal The status check's body: `{ success: true, data: <status> }`. */
-export const CheckStatusResponseSchema = z.looseObject({ data: CollectionStatusSchema });
+export const CheckStatusResponseSchema = z.looseObject({ data: z.pipe(statusTextFromStatus, CollectionStatusSchema) });
 
 /** A collection's details record. Its fields are not documented, so its shape is open. @group Collections */
 export type CollectionDetails = Record<string, unknown>;

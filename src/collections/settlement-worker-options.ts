@@ -10,6 +10,7 @@ import type { LevelLogger } from '../core/logger.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { POLL_DEFAULTS, type PollSchedule } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
+import type { StatusWords } from './status-words.js';
 
 /** Options of {@link CollectionsClient.startSettlementWorker}. Every duration is in milliseconds. */
 export interface SettlementWorkerOptions {
@@ -73,6 +74,8 @@ export interface SettlementWorkerContext {
   /** The client's retries after a first attempt (bounds how long an `initiate` can last). */
   readonly maxRetries: number;
   readonly logger: LevelLogger;
+  /** The client's status words: what each answered word means. */
+  readonly statusWords: StatusWords;
 }
 
 /** The options after checking, every default applied. */

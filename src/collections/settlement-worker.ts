@@ -16,7 +16,7 @@ import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId } from '../core/uuid.js';
 import { isOpenPaymentState, type PaymentChange, type PaymentRecord, type PaymentState } from '../journal/journal.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
-import { scrubObservation, statusObservation } from './journal-binding.js';
+import { scrubObservation } from './journal-binding.js';
 import { pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import {
@@ -300,15 +300,11 @@ class Worker implements SettlementWorker {
         return;
       }
       this.#rateLimited = 0;
-      const observation = scrubObservation(statusObservation(status), this.#context.logger);
+      // An unknown word was warned about (once per payment and word) where the client read it.
+      const observation = scrubObservation(this.#context.statusWords.observation(status), this.#context.logger);
       if (observation.state !== 'pending') {
         await this.#settle(entry, observation);
       } else {
-        if (status.statusText !== 'pending') {
-          this.#context.logger.warn(`settlement worker: ${entry.referenceId} answered an unknown status; still waiting`, {
-            statusText: status.statusText,
-          });
-        }
         // Written when it tells something new: an initiating or unknown payment exists, or a new word.
         if (entry.state !== 'pending' || entry.statusText !== observation.statusText) {
           const moved = await advance(this.#context.journal, entry.referenceId, observation, this.#by);
@@ -374,7 +370,7 @@ class Worker implements SettlementWorker {
         if (!this.#bucket.take(Date.now())) throw new BudgetSpent();
         try {
           const again = await this.#context.check(entry.referenceId, this.#context.timeoutMs, this.#abort.signal);
-          return scrubObservation(statusObservation(again), this.#context.logger);
+          return scrubObservation(this.#context.statusWords.observation(again), this.#context.logger);
         } catch (error) {
           if (error instanceof NotFoundError) return 'not-found';
           throw error;

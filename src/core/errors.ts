@@ -272,16 +272,32 @@ export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
   readonly referenceId: string;
   /** The last status seen, or `undefined` when none was. */
   readonly lastStatus: Status | undefined;
+  /**
+   * The status words seen that the client's `statusWords` does not name (as the service spelt them), in the order
+   * first seen: a service answering a word the SDK does not know, which kept the poll waiting. Empty when none.
+   */
+  readonly unrecognizedStatuses: readonly string[];
 
   /** `neverSeen`: every status check that answered said 404, so no collection with this reference was seen. */
-  constructor(referenceId: string, lastStatus: Status | undefined, maxWaitMs: number, neverSeen = false) {
+  constructor(
+    referenceId: string,
+    lastStatus: Status | undefined,
+    maxWaitMs: number,
+    neverSeen = false,
+    unrecognizedStatuses: readonly string[] = [],
+  ) {
+    const unknownWords =
+      unrecognizedStatuses.length === 0
+        ? ''
+        : `; the service answered ${unrecognizedStatuses.map((word) => `"${word}"`).join(', ')}, which statusWords does not name (add it to the client option statusWords if it means settled)`;
     super(
       neverSeen
         ? `Collection ${referenceId} did not settle within ${maxWaitMs} ms: no collection with this referenceId was seen (the status check answered 404); if it was created a moment ago, check it again later`
-        : `Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later`,
+        : `Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later${unknownWords}`,
     );
     this.referenceId = referenceId;
     this.lastStatus = lastStatus;
+    this.unrecognizedStatuses = unrecognizedStatuses;
   }
 }
 

@@ -61,6 +61,7 @@ export {
   type SimulatorOutcome,
   type SimulatorRequest,
   type SimulatorResponse,
+  type StatusVocabulary,
   type StoredCollection,
   type StoredCustomerQuery,
 } from './simulator.js';

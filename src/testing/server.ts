@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SimulatedService } from './fixtures.js';
-import { createSimulator, MAX_REQUEST_BODY_BYTES, type Simulator } from './simulator.js';
+import { createSimulator, MAX_REQUEST_BODY_BYTES, type Simulator, type StatusVocabulary } from './simulator.js';
 
 /** The base path of the Tap service on the loopback server. @group Loopback server */
 export const TAP_BASE_PATH = '/tap';
@@ -31,6 +31,12 @@ export interface StartSimulatorOptions {
   host?: string;
   /** The simulator to serve, e.g. one also exposed through msw handlers. @defaultValue a new {@link createSimulator}() */
   simulator?: Simulator;
+  /**
+   * The vocabulary of the new simulator's Collections service (see `SimulatorOptions.statusWords`); with
+   * `simulator`, give it to {@link createSimulator} instead (both: a `TypeError`).
+   * @defaultValue the document's words
+   */
+  statusWords?: StatusVocabulary;
   /**
    * Answer cross-origin requests (CORS), for a browser page on another origin talking to the simulator: preflights
    * get `204`, every answer allows the requesting origin, the requested headers (`authorization`, `x-api-key`, …)
@@ -63,7 +69,10 @@ export interface RunningSimulator {
  * @group Loopback server
  */
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
-  const simulator = options.simulator ?? createSimulator();
+  if (options.simulator !== undefined && options.statusWords !== undefined) {
+    throw new TypeError('startSimulator: give statusWords to createSimulator when you pass a simulator');
+  }
+  const simulator = options.simulator ?? createSimulator(options.statusWords === undefined ? {} : { statusWords: options.statusWords });
   const host = options.host ?? '127.0.0.1';
   const inFlight = new Set<AbortController>();
   const { createServer } = await import('node:http');

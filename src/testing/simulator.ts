@@ -26,7 +26,7 @@
  */
 import { defaultFixtures, type PlannedOutcome, type SettlementOutcome, type SimulatorFixtures } from './fixtures.js';
 import { Authenticator } from './simulator/auth.js';
-import { CollectionsService } from './simulator/collections.js';
+import { CollectionsService, checkVocabulary, type StatusVocabulary } from './simulator/collections.js';
 import { serviceError } from './simulator/envelopes.js';
 import { MAX_REQUEST_BODY_BYTES, type SimulatorOutcome, type SimulatorRequest, type SimulatorResponse } from './simulator/exchange.js';
 import { FaultInjector, type FaultSpec, faultResponse, type InjectedFault, sleep } from './simulator/faults.js';
@@ -37,6 +37,7 @@ import { Settlement, type SettlementOptions } from './simulator/settlement.js';
 import { TapService } from './simulator/tap.js';
 
 // The simulator's public types live with their concern; the testing entry takes them all from here.
+export type { StatusVocabulary } from './simulator/collections.js';
 export { MAX_REQUEST_BODY_BYTES, type SimulatorOutcome, type SimulatorRequest, type SimulatorResponse } from './simulator/exchange.js';
 export type { FaultSpec, InjectedFault } from './simulator/faults.js';
 export type { ReceivedRequest } from './simulator/recording.js';
@@ -56,6 +57,14 @@ export interface SimulatorOptions {
   generateId?: () => string;
   /** `transaction.serviceCharge` of a customer query, from its amount. @defaultValue 1 % rounded to the ngwee */
   serviceCharge?: (amount: number) => number;
+  /**
+   * The words the Collections service answers for each status, and the field carrying them, e.g.
+   * `{ pending: 'processing', successful: 'COMPLETED', failed: 'cancelled', statusField: 'status' }`: test a
+   * client's `statusWords` against a service that speaks another vocabulary. The stored records
+   * ({@link Simulator.collections}) keep the document's words.
+   * @defaultValue the document's: `pending`, `successful`, `failed` in `statusText`
+   */
+  statusWords?: StatusVocabulary;
   /** Called once per request when its outcome is known (with the same redacted entry {@link Simulator.requests} lists). @defaultValue none */
   onRequest?: (request: ReceivedRequest) => void;
 }
@@ -91,7 +100,15 @@ export class Simulator {
       generateId,
       serviceCharge: options.serviceCharge ?? ((amount) => Math.round(amount) / 100),
     });
-    this.#collections = new CollectionsService({ auth, products: this.#fixtures.products, settlement: this.#settlement, now, generateId });
+    if (options.statusWords !== undefined) checkVocabulary(options.statusWords);
+    this.#collections = new CollectionsService({
+      auth,
+      products: this.#fixtures.products,
+      settlement: this.#settlement,
+      now,
+      generateId,
+      ...(options.statusWords === undefined ? {} : { vocabulary: { ...options.statusWords } }),
+    });
   }
 
   /** The fixtures this simulator was seeded with (a copy). */

@@ -25,6 +25,42 @@ export interface CollectionsServiceOptions {
   readonly now: () => number;
   /** Generates collection ids. */
   readonly generateId: () => string;
+  /** The words the service speaks for each status, and the field of a status answer that carries it. */
+  readonly vocabulary?: StatusVocabulary;
+}
+
+/**
+ * The words a simulated Collections service answers: by default the document's (`pending`, `successful`, `failed`,
+ * in `statusText`). Tell it to speak another vocabulary to test a client's `statusWords` mapping.
+ *
+ * @group Simulator
+ */
+export interface StatusVocabulary {
+  /** The word for a collection not settled yet (status checks, the 202, the details record). @defaultValue `'pending'` */
+  pending?: string;
+  /** The word for a collection paid. @defaultValue `'successful'` */
+  successful?: string;
+  /** The word for a collection that failed. @defaultValue `'failed'` */
+  failed?: string;
+  /** The field of a status answer that carries the word. @defaultValue `'statusText'` (the document's) */
+  statusField?: 'statusText' | 'status';
+}
+
+/**
+ * Checks a {@link StatusVocabulary}.
+ * @throws TypeError for a word that is not a non-empty string, or an unknown `statusField`.
+ */
+export function checkVocabulary(vocabulary: StatusVocabulary): void {
+  for (const key of ['pending', 'successful', 'failed'] as const) {
+    const word = vocabulary[key];
+    if (word !== undefined && (typeof word !== 'string' || word === '')) {
+      throw new TypeError(`statusWords.${key} must be a non-empty string`);
+    }
+  }
+  const field = vocabulary.statusField;
+  if (field !== undefined && field !== 'statusText' && field !== 'status') {
+    throw new TypeError("statusWords.statusField must be 'statusText' or 'status'");
+  }
 }
 
 /** The collections of every partner and the Collections routes over them. */
@@ -99,7 +135,7 @@ export class CollectionsService {
     const entry: CollectionEntry = { partnerId, createdMs: nowMs, record, planned, statusChecks: 0 };
     this.#collections.push(entry);
     this.#byReference.set(record.referenceId, [...(this.#byReference.get(record.referenceId) ?? []), entry]);
-    return json(202, { success: true, data: { referenceId: record.referenceId, status: record.status } }, requestId);
+    return json(202, { success: true, data: { referenceId: record.referenceId, status: this.#word(record.status) } }, requestId);
   }
 
   #checkStatus(context: RouteContext): SimulatorResponse {
@@ -120,13 +156,14 @@ export class CollectionsService {
     entry.statusChecks++;
     this.#options.settlement.settleIfDue(entry);
     const { record } = entry;
+    const field = this.#options.vocabulary?.statusField ?? 'statusText';
     return json(
       200,
       {
         success: true,
         data: {
           referenceId: record.referenceId,
-          statusText: record.status,
+          [field]: this.#word(record.status),
           transactionCode: record.transactionCode,
           reason: record.reason,
         },
@@ -142,7 +179,12 @@ export class CollectionsService {
     const entry = this.#collections.find((candidate) => candidate.partnerId === auth.value.partnerId && candidate.record.id === id);
     if (entry === undefined) return collectionsError(404, 'E_NOT_FOUND', `No collection with id ${id}`, context.requestId);
     this.#options.settlement.settleIfDue(entry);
-    return json(200, { success: true, data: entry.record }, context.requestId);
+    return json(200, { success: true, data: { ...entry.record, status: this.#word(entry.record.status) } }, context.requestId);
+  }
+
+  /** A status in the vocabulary this service speaks. */
+  #word(status: SimulatedCollection['status']): string {
+    return this.#options.vocabulary?.[status] ?? status;
   }
 
   #health(context: RouteContext): SimulatorResponse {
