@@ -6,7 +6,8 @@ function failed(results: readonly JournalCheckResult[]): string[] {
   return results.filter((result) => !result.ok).map((result) => result.name);
 }
 
-const CAS = 'transition is a compare-and-set: applied only on the expected version, which it bumps by one, keeping the fields it does not name';
+const CAS =
+  'transition is a compare-and-set: applied only on the expected version, which it bumps by one, keeping the fields it does not name';
 const RACE = 'parallel transitions expecting one version: exactly one applies, the others see its record';
 const HISTORY = 'history keeps one event per applied write, oldest first, and none for a refused one';
 const CLOCK = 'the journal clock: now() is an ISO 8601 time close to this machine’s, never goes back, and stamps every write';
@@ -113,9 +114,7 @@ describe('checkPaymentJournal fails broken stores', () => {
   });
 
   it('a store that writes no history event for a transition', async () => {
-    const results = await checkPaymentJournal(
-      broken((inner) => ({ history: async (id) => (await inner.history(id)).slice(0, 1) })),
-    );
+    const results = await checkPaymentJournal(broken((inner) => ({ history: async (id) => (await inner.history(id)).slice(0, 1) })));
     expect(failed(results)).toEqual(expect.arrayContaining([HISTORY]));
   });
 
@@ -137,9 +136,7 @@ describe('checkPaymentJournal fails broken stores', () => {
   });
 
   it('a store whose now() is 10 minutes off the clock that stamps its writes', async () => {
-    const results = await checkPaymentJournal(
-      broken(() => ({ now: async () => new Date(Date.now() + 10 * 60_000).toISOString() })),
-    );
+    const results = await checkPaymentJournal(broken(() => ({ now: async () => new Date(Date.now() + 10 * 60_000).toISOString() })));
     expect(failed(results)).toContain(CLOCK);
     expect(results.find((result) => result.name === CLOCK)?.error).toMatch(/not between the journal's now\(\)/);
   });
@@ -155,7 +152,9 @@ describe('checkPaymentJournal fails broken stores', () => {
         insert: async (record) => {
           const stored = await inner.insert(record);
           const caller = record as Partial<PaymentRecord>;
-          return stored && caller.createdAt !== undefined ? { ...stored, createdAt: caller.createdAt, updatedAt: caller.createdAt } : stored;
+          return stored && caller.createdAt !== undefined
+            ? { ...stored, createdAt: caller.createdAt, updatedAt: caller.createdAt }
+            : stored;
         },
       })),
     );

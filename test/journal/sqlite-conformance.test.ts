@@ -71,8 +71,42 @@ PRAGMA user_version = 1;
     );
     const pending = '0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a01';
     const settled = '0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a02';
-    insert.run(pending, 'pending', 'p', 10.05, 'ZMW', '260*******56', 'Lunch 🍔', 'v1:a', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', 'pending', null, null, null, 'old-worker', 0);
-    insert.run(settled, 'successful', 'p', 9999.99, 'ZMW', '260*******57', null, 'v1:b', '2026-01-01T00:00:02.000Z', '2026-01-01T00:00:03.000Z', 'successful', 'T1', 'ok', null, null, 0);
+    insert.run(
+      pending,
+      'pending',
+      'p',
+      10.05,
+      'ZMW',
+      '260*******56',
+      'Lunch 🍔',
+      'v1:a',
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:01.000Z',
+      'pending',
+      null,
+      null,
+      null,
+      'old-worker',
+      0,
+    );
+    insert.run(
+      settled,
+      'successful',
+      'p',
+      9999.99,
+      'ZMW',
+      '260*******57',
+      null,
+      'v1:b',
+      '2026-01-01T00:00:02.000Z',
+      '2026-01-01T00:00:03.000Z',
+      'successful',
+      'T1',
+      'ok',
+      null,
+      null,
+      0,
+    );
     old.close();
 
     const journal = new SqliteJournal(file);

@@ -83,7 +83,10 @@ describe('PostgresJournal', () => {
       statusText: 'successful',
       transactionCode: 'SUCCESS',
     });
-    expect(await reader.transition(first.referenceId, 2, { state: 'pending', by: 'poll' })).toEqual({ applied: false, record: settled.record });
+    expect(await reader.transition(first.referenceId, 2, { state: 'pending', by: 'poll' })).toEqual({
+      applied: false,
+      record: settled.record,
+    });
     expect(await reader.transition(randomUUID(), 1, { state: 'pending', by: 'poll' })).toEqual({ applied: false, record: undefined });
     expect(await reader.history(first.referenceId)).toEqual([
       { at: stored?.createdAt, from: null, to: 'initiating', by: 'initiate' },
@@ -209,7 +212,14 @@ describe('PostgresJournal upgrades a table of the previous release in place', ()
     const rows = [
       ['0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a01', 'pending', 10.05, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.250Z', null],
       ['0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a02', 'successful', 9999.99, '2026-01-01T00:00:02.000Z', '2026-01-01T00:00:03.000Z', null],
-      ['0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a03', 'unknown', 0.01, '2026-01-01T00:00:04.000Z', '2026-01-01T00:00:04.001Z', { name: 'TimeoutError' }],
+      [
+        '0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a03',
+        'unknown',
+        0.01,
+        '2026-01-01T00:00:04.000Z',
+        '2026-01-01T00:00:04.001Z',
+        { name: 'TimeoutError' },
+      ],
     ] as const;
     for (const [referenceId, state, amount, createdAt, updatedAt, error] of rows) {
       await pool.query(
@@ -235,7 +245,16 @@ describe('PostgresJournal upgrades a table of the previous release in place', ()
     ]);
     for (const [referenceId, state, amount, createdAt, updatedAt, error] of rows) {
       const read = await journal.get(referenceId);
-      expect(read).toMatchObject({ referenceId, state, amount, createdAt, updatedAt, version: 1, narration: 'Lunch 🍔', statusText: state });
+      expect(read).toMatchObject({
+        referenceId,
+        state,
+        amount,
+        createdAt,
+        updatedAt,
+        version: 1,
+        narration: 'Lunch 🍔',
+        statusText: state,
+      });
       expect(read?.error).toEqual(error ?? undefined);
       expect(await journal.history(referenceId)).toEqual([]); // no history before the upgrade
     }
