@@ -11,7 +11,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import type { CollectionsClient, PaymentRecord } from '../src/index.js';
+import type { CollectionsClient, NewPaymentRecord, PaymentRecord } from '../src/index.js';
 import { loadSdk, median, passFail, percentile, printTable, seededRandom, spawnBenchChild } from './harness.ts';
 
 const OPEN_PAYMENTS = Number(process.env.BENCH_WORKER_PAYMENTS ?? 100_000);
@@ -128,7 +128,7 @@ class SimulatorProcess {
 
 // ─── The measurements (child process) ──────────────────────────────────────────────────────────────
 
-function openRecords(ids: readonly string[]): PaymentRecord[] {
+function openRecords(ids: readonly string[]): NewPaymentRecord[] {
   const at = new Date().toISOString();
   return ids.map((referenceId) => ({
     referenceId,

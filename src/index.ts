@@ -71,13 +71,17 @@ export { SDK_VERSION } from './core/version.js';
 export {
   isOpenPaymentState,
   type LeaseRequest,
+  type NewPaymentRecord,
   OPEN_PAYMENT_STATES,
   type PaymentChange,
   type PaymentError,
+  type PaymentEvent,
   type PaymentFilter,
   type PaymentJournal,
   type PaymentRecord,
   type PaymentState,
+  type PaymentTransition,
+  withDecidableAt,
 } from './journal/journal.js';
 export { MemoryJournal, type MemoryJournalOptions } from './journal/memory.js';
 export { type SaleOutcome, saleOutcome } from './journal/outcome.js';

@@ -70,7 +70,9 @@ export class MemoryJournal implements PaymentJournal {
     if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) {
       return { applied: false, record: withDecidableAt(current) };
     }
-    const at = this.#stamp();
+    // Never earlier than the write before, even if the clock was set back since.
+    const stamp = this.#stamp();
+    const at = stamp >= current.updatedAt ? stamp : current.updatedAt;
     const next: Record<string, unknown> = { ...current };
     for (const [key, value] of Object.entries(change)) {
       if (value !== undefined && key !== 'by' && key !== 'requestId') next[key] = value;

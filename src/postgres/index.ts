@@ -77,6 +77,12 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Table names leave room for the longest suffix derived from them (`_history_ref_idx`) within PostgreSQL's 63. */
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
+/**
+ * The server's clock, cut to the millisecond: the precision a JavaScript `Date` reads back. Times kept finer
+ * would order records (oldest first) by digits no reader sees, so two records of one millisecond would come
+ * back in an order their `createdAt` and `referenceId` do not explain.
+ */
+const NOW = "date_trunc('milliseconds', now())";
 
 /**
  * A {@link PaymentJournal} in one PostgreSQL table.
@@ -215,7 +221,7 @@ export class PostgresJournal implements PaymentJournal {
   async insert(record: NewPaymentRecord): Promise<PaymentRecord | undefined> {
     // The two time columns are bound as NULL and take the server's now().
     const placeholders = RECORD_COLUMNS.map((column, index) =>
-      column === 'created_at' || column === 'updated_at' ? `COALESCE($${index + 1}::timestamptz, now())` : `$${index + 1}`,
+      column === 'created_at' || column === 'updated_at' ? `COALESCE($${index + 1}::timestamptz, ${NOW})` : `$${index + 1}`,
     );
     const result = await this.#query(
       `WITH inserted AS (
@@ -245,7 +251,7 @@ export class PostgresJournal implements PaymentJournal {
          FOR UPDATE
        ), changed AS (
          UPDATE ${this.#table} AS journal SET
-           state = $3, updated_at = now(), version = journal.version + 1,
+           state = $3, updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
            status_text = COALESCE($4, journal.status_text), transaction_code = COALESCE($5, journal.transaction_code),
            reason = COALESCE($6, journal.reason), error = COALESCE($7::jsonb, journal.error),
            send_window_ms = COALESCE($8, journal.send_window_ms)
@@ -275,7 +281,7 @@ export class PostgresJournal implements PaymentJournal {
 
   /** The database server's clock: every process and machine on this journal measures ages by it. */
   async now(): Promise<string> {
-    const result = await this.#query('SELECT now() AS now', []);
+    const result = await this.#query(`SELECT ${NOW} AS now`, []);
     const value = (result.rows[0] as { now: unknown }).now;
     return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
   }

@@ -182,7 +182,8 @@ export class SqliteJournal implements PaymentJournal {
       if (before === undefined) return { applied: false, record: undefined };
       const current = rowToRecord(before);
       if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) return { applied: false, record: current };
-      const at = this.#stamp();
+      // Never earlier than the write before, even if the machine's clock was set back since.
+      const at = latest(this.#stamp(), current.updatedAt);
       const updated = statements.update.get(
         change.state,
         at,
@@ -345,4 +346,9 @@ export class SqliteJournal implements PaymentJournal {
     };
     return this.#statements;
   }
+}
+
+/** The later of two ISO 8601 times of one shape (they order as text). */
+function latest(a: string, b: string): string {
+  return a >= b ? a : b;
 }

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { showLines } from '../../src/cli/journal.ts';
-import { CollectionsClient, type PaymentJournal, type PaymentRecord } from '../../src/index.ts';
+import { CollectionsClient, type NewPaymentRecord, type PaymentJournal, type PaymentRecord } from '../../src/index.ts';
 import { PostgresJournal } from '../../src/postgres/index.ts';
 import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
@@ -101,7 +101,7 @@ const initiate = (client: CollectionsClient, amount = 25) =>
   client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount });
 
 /** An open record the service does not know: every check answers 404 and it stays `pending`, leased. */
-function strayRecord(): PaymentRecord {
+function strayRecord(): NewPaymentRecord {
   const now = new Date().toISOString();
   return {
     referenceId: randomUUID(),

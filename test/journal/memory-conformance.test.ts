@@ -6,14 +6,24 @@ function failed(results: readonly JournalCheckResult[]): string[] {
   return results.filter((result) => !result.ok).map((result) => result.name);
 }
 
+const CAS =
+  'transition is a compare-and-set: applied only on the expected version, which it bumps by one, keeping the fields it does not name';
+const RACE = 'parallel transitions expecting one version: exactly one applies, the others see its record';
+const HISTORY = 'history keeps one event per applied write, oldest first, and none for a refused one';
+const CLOCK = 'the journal clock: now() is an ISO 8601 time close to this machine’s, never goes back, and stamps every write';
+const INSERT = 'insert stores the record with version 1 and its own times (never the caller’s), and get reads it back whole';
+const FINAL = 'a final record never changes, whatever the version a writer expects';
+const TEXT = 'stored text and amounts round-trip exactly (emoji, CJK, quotes, SQL, long strings; 10.05, 9999.99)';
+
 /** A store that delegates to a MemoryJournal and breaks one rule. */
-function broken(overrides: (inner: MemoryJournal) => Partial<PaymentJournal>): () => PaymentJournal {
-  const inner = new MemoryJournal();
+function broken(overrides: (inner: MemoryJournal) => Partial<PaymentJournal>, inner = new MemoryJournal()): () => PaymentJournal {
   const store: PaymentJournal = {
     insert: (record) => inner.insert(record),
-    update: (id, change) => inner.update(id, change),
+    transition: (id, version, change) => inner.transition(id, version, change),
+    now: () => inner.now(),
     get: (id) => inner.get(id),
     list: (filter) => inner.list(filter),
+    history: (id) => inner.history(id),
     lease: (request) => inner.lease(request),
     renew: (owner, ids, ms) => inner.renew(owner, ids, ms),
     release: (owner, ids) => inner.release(owner, ids),
@@ -26,7 +36,7 @@ describe('checkPaymentJournal on MemoryJournal', () => {
   it('passes every check, with the storage shared by every open', async () => {
     const journal = new MemoryJournal();
     const results = await checkPaymentJournal(() => journal);
-    expect(results.length).toBeGreaterThanOrEqual(13);
+    expect(results.length).toBeGreaterThanOrEqual(18);
     expect(results.filter((result) => !result.ok)).toEqual([]);
   });
 
@@ -41,39 +51,147 @@ describe('checkPaymentJournal on MemoryJournal', () => {
 describe('checkPaymentJournal fails broken stores', () => {
   it('a store that loses its records on reopening', async () => {
     const results = await checkPaymentJournal(() => new MemoryJournal());
-    expect(failed(results)).toContain('a record written is read back after reopening the store');
-    expect(results.find((result) => !result.ok)?.error).toMatch(/reopened store/);
+    const name = 'a record written is read back after reopening the store, with its history';
+    expect(failed(results)).toContain(name);
+    expect(results.find((result) => result.name === name)?.error).toMatch(/reopened store/);
   });
 
-  it('a store that reopens final records', async () => {
-    // Deliberately wrong: every update overwrites, final or not.
-    const overwritten = new Map<string, PaymentRecord>();
+  it('a store whose transition ignores the expected version (an unconditional update)', async () => {
     const results = await checkPaymentJournal(
       broken((inner) => ({
-        get: async (id) => overwritten.get(id) ?? inner.get(id),
-        update: async (id, change) => {
-          const before = overwritten.get(id) ?? (await inner.get(id));
-          if (before === undefined) return undefined;
-          const next = { ...before, ...change } as PaymentRecord;
-          overwritten.set(id, next);
-          await inner.update(id, change);
-          return next;
+        transition: async (id, _version, change) => {
+          // Applies to whatever version is there now: a plain UPDATE … WHERE reference_id = ?.
+          for (;;) {
+            const current = await inner.get(id);
+            if (current === undefined) return { applied: false, record: undefined };
+            const outcome = await inner.transition(id, current.version, change);
+            if (outcome.applied || outcome.record?.version === current.version) return outcome;
+          }
         },
       })),
     );
-    expect(failed(results)).toContain('final states never reopen or change');
+    expect(failed(results)).toEqual(expect.arrayContaining([CAS, RACE, HISTORY]));
+  });
+
+  it('a store whose read-then-write transition lets two racers both apply', async () => {
+    const inner = new MemoryJournal();
+    const results = await checkPaymentJournal(
+      broken(
+        () => ({
+          transition: async (id, version, change) => {
+            // Checks the version, yields, then writes on whatever is there: the race a CAS must close.
+            const current = await inner.get(id);
+            if (current?.version !== version) return { applied: false, record: current };
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            const now = (await inner.get(id)) as PaymentRecord;
+            return inner.transition(id, now.version, change);
+          },
+        }),
+        inner,
+      ),
+    );
+    expect(failed(results)).toContain(RACE);
+  });
+
+  it('a store that changes a final record when the version matches', async () => {
+    const finals = new Map<string, PaymentRecord>();
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        get: async (id) => finals.get(id) ?? inner.get(id),
+        transition: async (id, version, change) => {
+          const current = finals.get(id) ?? (await inner.get(id));
+          if (current === undefined || current.version !== version) return { applied: false, record: current };
+          if (current.state !== 'initiating' && current.state !== 'pending' && current.state !== 'unknown') {
+            const next = { ...current, state: change.state, version: current.version + 1 };
+            finals.set(id, next);
+            return { applied: true, record: next };
+          }
+          return inner.transition(id, version, change);
+        },
+      })),
+    );
+    expect(failed(results)).toContain(FINAL);
+  });
+
+  it('a store that writes no history event for a transition', async () => {
+    const results = await checkPaymentJournal(broken((inner) => ({ history: async (id) => (await inner.history(id)).slice(0, 1) })));
+    expect(failed(results)).toEqual(expect.arrayContaining([HISTORY]));
+  });
+
+  it('a store that writes an event for a refused transition too', async () => {
+    const refused = new Map<string, { at: string; from: null; to: 'pending'; by: string }[]>();
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        transition: async (id, version, change) => {
+          const outcome = await inner.transition(id, version, change);
+          if (!outcome.applied && outcome.record !== undefined) {
+            refused.set(id, [...(refused.get(id) ?? []), { at: outcome.record.updatedAt, from: null, to: 'pending', by: change.by }]);
+          }
+          return outcome;
+        },
+        history: async (id) => [...(await inner.history(id)), ...(refused.get(id) ?? [])],
+      })),
+    );
+    expect(failed(results)).toEqual(expect.arrayContaining([HISTORY, FINAL]));
+  });
+
+  it('a store whose now() is 10 minutes off the clock that stamps its writes', async () => {
+    const results = await checkPaymentJournal(broken(() => ({ now: async () => new Date(Date.now() + 10 * 60_000).toISOString() })));
+    expect(failed(results)).toContain(CLOCK);
+    expect(results.find((result) => result.name === CLOCK)?.error).toMatch(/not between the journal's now\(\)/);
+  });
+
+  it('a store whose clock is in the wrong unit (seconds for milliseconds)', async () => {
+    const results = await checkPaymentJournal(() => new MemoryJournal({ now: () => Math.floor(Date.now() / 1000) }));
+    expect(failed(results)).toContain(CLOCK);
+  });
+
+  it('a store that keeps the times the caller sends (a till’s clock)', async () => {
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        insert: async (record) => {
+          const stored = await inner.insert(record);
+          const caller = record as Partial<PaymentRecord>;
+          return stored && caller.createdAt !== undefined
+            ? { ...stored, createdAt: caller.createdAt, updatedAt: caller.createdAt }
+            : stored;
+        },
+      })),
+    );
+    expect(failed(results)).toContain(INSERT);
+  });
+
+  it('a store that mangles text it does not expect (normalizes Unicode, trims)', async () => {
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        get: async (id) => {
+          const record = await inner.get(id);
+          return record?.narration === undefined ? record : { ...record, narration: record.narration.normalize('NFKC').trim() };
+        },
+      })),
+    );
+    expect(failed(results)).toEqual([TEXT]);
+  });
+
+  it('a store that stores amounts as 32-bit floats', async () => {
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        get: async (id) => {
+          const record = await inner.get(id);
+          return record === undefined ? record : { ...record, amount: Math.fround(record.amount) };
+        },
+      })),
+    );
+    expect(failed(results)).toContain(TEXT);
   });
 
   it('a store that ignores duplicates and overwrites', async () => {
     const results = await checkPaymentJournal(
       broken((inner) => ({
-        insert: async (record) => {
-          await inner.insert(record);
-          return true;
-        },
+        insert: async (record) => (await inner.insert(record)) ?? (await inner.get(record.referenceId)),
       })),
     );
-    expect(failed(results)).toEqual(expect.arrayContaining(['insert refuses a duplicate referenceId and keeps the first record']));
+    expect(failed(results)).toContain('insert refuses a duplicate referenceId and keeps the first record and its history');
     expect(failed(results).some((name) => name.startsWith('concurrent writers'))).toBe(true);
   });
 
@@ -83,10 +201,20 @@ describe('checkPaymentJournal fails broken stores', () => {
     );
     expect(failed(results)).toEqual(
       expect.arrayContaining([
-        'list returns records oldest first (createdAt, then referenceId)',
+        'list returns records oldest first (createdAt, then referenceId), whatever changed since',
         'list filters by states and honours limit',
       ]),
     );
+  });
+
+  it('a store that orders by the last change instead of creation', async () => {
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        list: async (filter) =>
+          (await inner.list(filter)).sort((a, b) => (a.updatedAt < b.updatedAt ? -1 : a.updatedAt > b.updatedAt ? 1 : 0)),
+      })),
+    );
+    expect(failed(results)).toContain('list returns records oldest first (createdAt, then referenceId), whatever changed since');
   });
 
   it('a store whose leases are not exclusive and never expire', async () => {
@@ -97,10 +225,23 @@ describe('checkPaymentJournal fails broken stores', () => {
       })),
     );
     const names = failed(results);
-    expect(names).toContain('lease hands open records to one owner, oldest first, up to limit, and not again to the same owner');
+    expect(names.some((name) => name.startsWith('lease hands open records to one owner'))).toBe(true);
     expect(names).toContain('an expired lease is taken over; the old owner cannot renew it');
     expect(names).toContain('renew extends only leases the owner holds; release frees them for another owner');
     expect(names.some((name) => name.startsWith('concurrent lease calls'))).toBe(true);
+  });
+
+  it('a store whose lease bumps the version (a lease is not a change of the payment)', async () => {
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        lease: async (request) => {
+          const got = await inner.lease(request);
+          for (const record of got) await inner.transition(record.referenceId, record.version, { state: record.state, by: 'lease' });
+          return got;
+        },
+      })),
+    );
+    expect(failed(results).some((name) => name.startsWith('lease hands open records to one owner'))).toBe(true);
   });
 
   it('a store that leases final records', async () => {
@@ -108,9 +249,13 @@ describe('checkPaymentJournal fails broken stores', () => {
     const results = await checkPaymentJournal(
       broken((inner) => ({
         insert: async (record) => (await all.insert(record)) && inner.insert(record),
+        transition: async (id, version, change) => {
+          await all.transition(id, version, change);
+          return inner.transition(id, version, change);
+        },
         lease: async (request) => {
           const got = await inner.lease(request);
-          const finals = (await all.list({ states: ['failed'] })).slice(0, 1);
+          const finals = (await all.list({ states: ['failed', 'rejected', 'not-sent', 'successful'] })).slice(0, 1);
           return [...got, ...finals];
         },
       })),
@@ -121,14 +266,17 @@ describe('checkPaymentJournal fails broken stores', () => {
   it('a store whose concurrent lease calls interleave hands one record to two owners', async () => {
     const inner = new MemoryJournal();
     const results = await checkPaymentJournal(
-      broken(() => ({
-        lease: async (request) => {
-          // Read, yield, then write: the classic lost update of a lease without a transaction.
-          const candidates = await inner.list({ states: ['initiating', 'pending', 'unknown'] });
-          await new Promise((resolve) => setTimeout(resolve, 1));
-          return candidates.slice(0, request.limit);
-        },
-      })),
+      broken(
+        () => ({
+          lease: async (request) => {
+            // Read, yield, then write: the classic lost update of a lease without a transaction.
+            const candidates = await inner.list({ states: ['initiating', 'pending', 'unknown'] });
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            return candidates.slice(0, request.limit);
+          },
+        }),
+        inner,
+      ),
     );
     expect(failed(results).some((name) => name.startsWith('concurrent lease calls'))).toBe(true);
   });

@@ -30,9 +30,117 @@ describe('SqliteJournal', () => {
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(file);
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 1 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
     db.close();
     await journal.close();
+  });
+
+  it('opens a file written by the previous release (schema version 1): keeps its records, upgrades it, passes every check', async () => {
+    const file = join(directory, 'release-1.db');
+    const { DatabaseSync } = await import('node:sqlite');
+    const old = new DatabaseSync(file);
+    // The previous release's schema, verbatim (src/sqlite/index.ts at schema version 1).
+    old.exec(`
+CREATE TABLE IF NOT EXISTS tap_payment_journal (
+  reference_id TEXT PRIMARY KEY NOT NULL,
+  state TEXT NOT NULL,
+  product_id TEXT NOT NULL,
+  amount REAL NOT NULL,
+  currency TEXT NOT NULL,
+  phone_number TEXT NOT NULL,
+  narration TEXT,
+  fingerprint TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  status_text TEXT,
+  transaction_code TEXT,
+  reason TEXT,
+  error TEXT,
+  lease_owner TEXT,
+  lease_expires_at INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tap_payment_journal_order ON tap_payment_journal (created_at, reference_id);
+CREATE INDEX IF NOT EXISTS tap_payment_journal_open ON tap_payment_journal (created_at, reference_id) WHERE state IN ('initiating', 'pending', 'unknown');
+PRAGMA journal_mode = WAL;
+PRAGMA user_version = 1;
+`);
+    const insert = old.prepare(
+      `INSERT INTO tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, narration, fingerprint,
+         created_at, updated_at, status_text, transaction_code, reason, error, lease_owner, lease_expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const pending = '0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a01';
+    const settled = '0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a02';
+    insert.run(
+      pending,
+      'pending',
+      'p',
+      10.05,
+      'ZMW',
+      '260*******56',
+      'Lunch 🍔',
+      'v1:a',
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:01.000Z',
+      'pending',
+      null,
+      null,
+      null,
+      'old-worker',
+      0,
+    );
+    insert.run(
+      settled,
+      'successful',
+      'p',
+      9999.99,
+      'ZMW',
+      '260*******57',
+      null,
+      'v1:b',
+      '2026-01-01T00:00:02.000Z',
+      '2026-01-01T00:00:03.000Z',
+      'successful',
+      'T1',
+      'ok',
+      null,
+      null,
+      0,
+    );
+    old.close();
+
+    const journal = new SqliteJournal(file);
+    expect(await journal.get(pending)).toEqual({
+      referenceId: pending,
+      state: 'pending',
+      productId: 'p',
+      amount: 10.05,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      narration: 'Lunch 🍔',
+      fingerprint: 'v1:a',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:01.000Z',
+      statusText: 'pending',
+      version: 1,
+    });
+    expect((await journal.get(settled))?.amount).toBe(9999.99);
+    expect(await journal.history(pending)).toEqual([]); // no history before the upgrade
+    // The record written before the upgrade moves on by the new rules, and its history starts there.
+    const moved = await journal.transition(pending, 1, { state: 'successful', by: 'recover', statusText: 'successful' });
+    expect(moved.applied).toBe(true);
+    expect(moved.record?.version).toBe(2);
+    expect(await journal.history(pending)).toEqual([
+      { at: moved.record?.updatedAt, from: 'pending', to: 'successful', statusText: 'successful', by: 'recover' },
+    ]);
+    expect((await journal.transition(settled, 1, { state: 'failed', by: 'recover' })).applied).toBe(false);
+    await journal.close();
+
+    const results = await checkPaymentJournal(() => new SqliteJournal(file));
+    expect(results.filter((result) => !result.ok)).toEqual([]);
+    const db = new DatabaseSync(file);
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    db.close();
   });
 
   it('a file that cannot be opened rejects the call, not the constructor', async () => {

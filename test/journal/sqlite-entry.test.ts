@@ -15,8 +15,10 @@ beforeAll(() => {
 const script = (load: string) => `
 ${load}
 const journal = new SqliteJournal(':memory:');
-const record = { referenceId: 'r', state: 'initiating', productId: 'p', amount: 1, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'v1:abc', createdAt: 'a', updatedAt: 'a' };
-console.log(await journal.insert(record), await journal.insert(record), (await journal.get('r')).state);
+const record = { referenceId: 'r', state: 'initiating', productId: 'p', amount: 1, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'v1:abc' };
+const first = await journal.insert(record);
+const moved = await journal.transition('r', 1, { state: 'pending', by: 'entry' });
+console.log(first.version, await journal.insert(record), moved.applied, (await journal.get('r')).state, (await journal.history('r')).length);
 `;
 
 it('loads through import and through require, and works', async () => {
@@ -25,7 +27,7 @@ it('loads through import and through require, and works', async () => {
     ['--input-type=module', '-e', script("import { SqliteJournal } from 'tap-collections-sdk/sqlite';")],
     { cwd: root },
   );
-  expect(esm.stdout.trim()).toBe('true false initiating');
+  expect(esm.stdout.trim()).toBe('1 undefined true pending 2');
   const cjs = await run(
     process.execPath,
     [
@@ -37,7 +39,7 @@ it('loads through import and through require, and works', async () => {
     ],
     { cwd: root },
   );
-  expect(cjs.stdout.trim()).toBe('true false initiating');
+  expect(cjs.stdout.trim()).toBe('1 undefined true pending 2');
 });
 
 it('the main entry does not import node:sqlite (or any node: module)', () => {

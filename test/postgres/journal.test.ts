@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { PaymentRecord } from '../../src/journal/journal.ts';
+import type { NewPaymentRecord, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { PostgresJournal } from '../../src/postgres/index.ts';
+import { checkPaymentJournal } from '../../src/testing/index.ts';
 
 const url = inject('postgresUrl');
 const pools: pg.Pool[] = [];
@@ -27,74 +28,97 @@ function journalOn(tableName: string): PostgresJournal {
   return journal;
 }
 
-function record(createdAt: string, overrides: Partial<PaymentRecord> = {}): PaymentRecord {
+function record(overrides: Partial<NewPaymentRecord> = {}): NewPaymentRecord {
   return {
     referenceId: randomUUID(),
-    state: 'pending',
+    state: 'initiating',
     productId: '7f1b0c55-5b8e-4b0e-9d6f-2f6f4f1e9c11',
     amount: 25.5,
     currency: 'ZMW',
     phoneNumber: '260*******56',
     fingerprint: 'f1',
-    createdAt,
-    updatedAt: createdAt,
     ...overrides,
   };
 }
 
+/** Inserts `item` and moves it to `state` by one transition (as the SDK does). */
+async function insertIn(journal: PostgresJournal, item: NewPaymentRecord, state: PaymentState): Promise<PaymentRecord> {
+  const stored = await journal.insert(item);
+  if (stored === undefined) throw new Error('duplicate');
+  if (state === 'initiating') return stored;
+  const moved = await journal.transition(item.referenceId, 1, { state, by: 'test' });
+  return moved.record as PaymentRecord;
+}
+
 describe('PostgresJournal', () => {
-  it('writes, reads back through another pool, refuses a duplicate, never reopens a final record', async () => {
+  it('writes by the server clock, reads back through another pool, refuses a duplicate, never reopens a final record', async () => {
     const name = table();
     const writer = journalOn(name);
-    const first = record('2026-01-01T00:00:00.000Z', { narration: 'Lunch', error: { name: 'TimeoutError' } });
-    expect(await writer.insert(first)).toBe(true);
-    expect(await writer.insert({ ...first, amount: 99 })).toBe(false);
+    const first = record({ narration: 'Lunch', error: { name: 'TimeoutError' }, sendWindowMs: 106_000 });
+    const before = await writer.now();
+    const stored = await writer.insert(first);
+    expect(stored).toMatchObject({ ...first, version: 1 });
+    expect(stored?.createdAt).toBe(stored?.updatedAt);
+    expect(stored && stored.createdAt >= before).toBe(true);
+    expect(stored?.decidableAt).toBe(new Date(Date.parse(stored?.updatedAt as string) + 116_000).toISOString());
+    expect(await writer.insert({ ...first, amount: 99 })).toBeUndefined();
     const reader = journalOn(name);
-    expect(await reader.get(first.referenceId)).toEqual(first);
+    expect(await reader.get(first.referenceId)).toEqual(stored);
     expect(await reader.get(randomUUID())).toBeUndefined();
 
-    const settled = await writer.update(first.referenceId, {
+    const settled = await writer.transition(first.referenceId, 1, {
       state: 'successful',
-      updatedAt: '2026-01-01T00:00:05.000Z',
+      by: 'worker:w1',
+      statusText: 'successful',
+      transactionCode: 'SUCCESS',
+      requestId: 'req-9',
+    });
+    expect(settled.applied).toBe(true);
+    const { decidableAt: _decidable, ...open } = stored as PaymentRecord;
+    expect(settled.record).toEqual({
+      ...open,
+      state: 'successful',
+      updatedAt: settled.record?.updatedAt,
+      version: 2,
       statusText: 'successful',
       transactionCode: 'SUCCESS',
     });
-    expect(settled).toEqual({
-      ...first,
-      state: 'successful',
-      updatedAt: '2026-01-01T00:00:05.000Z',
-      statusText: 'successful',
-      transactionCode: 'SUCCESS',
+    expect(await reader.transition(first.referenceId, 2, { state: 'pending', by: 'poll' })).toEqual({
+      applied: false,
+      record: settled.record,
     });
-    const again = await reader.update(first.referenceId, { state: 'pending', updatedAt: '2026-01-01T00:00:09.000Z' });
-    expect(again).toEqual(settled);
-    expect(await reader.update(randomUUID(), { state: 'pending', updatedAt: '2026-01-01T00:00:09.000Z' })).toBeUndefined();
+    expect(await reader.transition(randomUUID(), 1, { state: 'pending', by: 'poll' })).toEqual({ applied: false, record: undefined });
+    expect(await reader.history(first.referenceId)).toEqual([
+      { at: stored?.createdAt, from: null, to: 'initiating', by: 'initiate' },
+      {
+        at: settled.record?.updatedAt,
+        from: 'initiating',
+        to: 'successful',
+        statusText: 'successful',
+        transactionCode: 'SUCCESS',
+        requestId: 'req-9',
+        by: 'worker:w1',
+      },
+    ]);
   });
 
   it('lists oldest first, by state, with a limit', async () => {
     const journal = journalOn(table());
-    const records = [
-      record('2026-01-01T00:00:02.000Z'),
-      record('2026-01-01T00:00:01.000Z', { state: 'unknown' }),
-      record('2026-01-01T00:00:03.000Z', { state: 'failed' }),
-    ];
-    for (const item of records) await journal.insert(item);
-    expect((await journal.list()).map((item) => item.createdAt)).toEqual([
-      '2026-01-01T00:00:01.000Z',
-      '2026-01-01T00:00:02.000Z',
-      '2026-01-01T00:00:03.000Z',
-    ]);
+    const records: PaymentRecord[] = [];
+    for (const state of ['unknown', 'pending', 'failed'] as const) {
+      records.push(await insertIn(journal, record(), state));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect((await journal.list()).map((item) => item.referenceId)).toEqual(records.map((item) => item.referenceId));
     expect((await journal.list({ states: ['pending', 'failed'] })).map((item) => item.state)).toEqual(['pending', 'failed']);
-    expect(await journal.list({ limit: 1 })).toEqual([records[1]]);
+    expect(await journal.list({ limit: 1 })).toEqual([records[0]]);
   });
 
   it('grants each open record to one owner at a time, even to owners claiming at once', async () => {
     const name = table();
     const setup = journalOn(name);
-    for (let index = 0; index < 200; index++) {
-      await setup.insert(record(`2026-01-01T00:00:${String(index % 60).padStart(2, '0')}.${String(index).padStart(3, '0')}Z`));
-    }
-    await setup.insert(record('2026-01-01T00:00:00.000Z', { state: 'successful' }));
+    for (let index = 0; index < 200; index++) await setup.insert(record());
+    await insertIn(setup, record(), 'successful');
     const owners = Array.from({ length: 5 }, (_, index) => ({ owner: `w${index}`, journal: journalOn(name) }));
     const batches = await Promise.all(owners.map(({ owner, journal }) => journal.lease({ owner, leaseMs: 60_000, limit: 60 })));
     const granted = batches.flat().map((item) => item.referenceId);
@@ -112,9 +136,10 @@ describe('PostgresJournal', () => {
   it('takes over a lease that ran out by the server clock; the old owner cannot renew it; release frees at once', async () => {
     const name = table();
     const journal = journalOn(name);
-    const open = record('2026-01-01T00:00:00.000Z');
-    const other = record('2026-01-01T00:00:01.000Z');
+    const open = record();
+    const other = record();
     await journal.insert(open);
+    await new Promise((resolve) => setTimeout(resolve, 2));
     await journal.insert(other);
     expect((await journal.lease({ owner: 'dead', leaseMs: 50, limit: 10 })).length).toBe(2);
     expect(await journal.lease({ owner: 'alive', leaseMs: 60_000, limit: 10 })).toEqual([]);
@@ -130,7 +155,7 @@ describe('PostgresJournal', () => {
       open.referenceId,
     ]);
     // A record that turned final is no longer leased: renewing says so.
-    await journal.update(other.referenceId, { state: 'failed', updatedAt: '2026-01-01T00:00:09.000Z' });
+    expect((await journal.transition(other.referenceId, 1, { state: 'failed', by: 'test' })).applied).toBe(true);
     expect(await journal.renew('dead', [other.referenceId], 60_000)).toEqual([]);
   });
 
@@ -142,7 +167,7 @@ describe('PostgresJournal', () => {
     const name = table();
     const starters = Array.from({ length: 6 }, () => new PostgresJournal({ pool, schema, tableName: name }));
     await Promise.all(starters.map((journal) => journal.migrate()));
-    await Promise.all(starters.map((journal, index) => journal.insert(record(`2026-01-01T00:00:0${index}.000Z`))));
+    await Promise.all(starters.map((journal) => journal.insert(record())));
     const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${schema}.${name}`);
     expect(rows[0].n).toBe(6);
     await starters[0]?.close(); // a pool passed in is not ended by the journal
@@ -153,5 +178,108 @@ describe('PostgresJournal', () => {
     expect(() => new PostgresJournal({ connectionString: url, tableName: 'x"; DROP TABLE y; --' })).toThrow(TypeError);
     expect(() => new PostgresJournal({ connectionString: url, schema: 'a.b' })).toThrow(/schema/);
     expect(() => new PostgresJournal({} as never)).toThrow(/connectionString/);
+  });
+});
+
+describe('PostgresJournal upgrades a table of the previous release in place', () => {
+  it('numeric amounts, timestamptz times, a version and a history; every record kept with its amount and times', async () => {
+    const pool = new pg.Pool({ connectionString: url });
+    pools.push(pool);
+    const name = table();
+    // The previous release's DDL, verbatim (src/postgres/index.ts before the version column).
+    await pool.query(`DO $$ BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('tap-collections-sdk journal'));
+        CREATE TABLE IF NOT EXISTS "${name}" (
+          reference_id text COLLATE "C" PRIMARY KEY,
+          state text NOT NULL,
+          product_id text NOT NULL,
+          amount double precision NOT NULL,
+          currency text NOT NULL,
+          phone_number text NOT NULL,
+          narration text,
+          fingerprint text NOT NULL,
+          created_at text COLLATE "C" NOT NULL,
+          updated_at text NOT NULL,
+          status_text text,
+          transaction_code text,
+          reason text,
+          error jsonb,
+          lease_owner text,
+          lease_expires_at timestamptz
+        );
+        CREATE INDEX IF NOT EXISTS "${name}_open_idx" ON "${name}" (created_at, reference_id) WHERE state IN ('initiating', 'pending', 'unknown');
+      END $$`);
+    const rows = [
+      ['0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a01', 'pending', 10.05, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.250Z', null],
+      ['0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a02', 'successful', 9999.99, '2026-01-01T00:00:02.000Z', '2026-01-01T00:00:03.000Z', null],
+      [
+        '0b7f5a52-7f0e-4d5e-9d7a-3f7f3c1b2a03',
+        'unknown',
+        0.01,
+        '2026-01-01T00:00:04.000Z',
+        '2026-01-01T00:00:04.001Z',
+        { name: 'TimeoutError' },
+      ],
+    ] as const;
+    for (const [referenceId, state, amount, createdAt, updatedAt, error] of rows) {
+      await pool.query(
+        `INSERT INTO "${name}" (reference_id, state, product_id, amount, currency, phone_number, narration, fingerprint,
+           created_at, updated_at, status_text, error, lease_owner, lease_expires_at)
+         VALUES ($1, $2, 'p', $3, 'ZMW', '260*******56', 'Lunch 🍔', 'v1:x', $4, $5, $2, $6, 'old-worker', now() + interval '1 hour')`,
+        [referenceId, state, amount, createdAt, updatedAt, error],
+      );
+    }
+
+    const journal = new PostgresJournal({ pool, tableName: name });
+    await journal.migrate();
+    const types = await pool.query(
+      `SELECT attname, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+       WHERE attrelid = $1::regclass AND attname IN ('amount', 'created_at', 'updated_at', 'version') ORDER BY attname`,
+      [`"${name}"`],
+    );
+    expect(types.rows).toEqual([
+      { attname: 'amount', type: 'numeric' },
+      { attname: 'created_at', type: 'timestamp with time zone' },
+      { attname: 'updated_at', type: 'timestamp with time zone' },
+      { attname: 'version', type: 'integer' },
+    ]);
+    for (const [referenceId, state, amount, createdAt, updatedAt, error] of rows) {
+      const read = await journal.get(referenceId);
+      expect(read).toMatchObject({
+        referenceId,
+        state,
+        amount,
+        createdAt,
+        updatedAt,
+        version: 1,
+        narration: 'Lunch 🍔',
+        statusText: state,
+      });
+      expect(read?.error).toEqual(error ?? undefined);
+      expect(await journal.history(referenceId)).toEqual([]); // no history before the upgrade
+    }
+    expect((await journal.list()).map((item) => item.referenceId)).toEqual(rows.map(([referenceId]) => referenceId));
+    // A lease taken before the upgrade still holds after it.
+    expect(await journal.lease({ owner: 'new-worker', leaseMs: 60_000, limit: 10 })).toEqual([]);
+    // Records written before the upgrade move on by the new rules; a second migrate() changes nothing.
+    const moved = await journal.transition(rows[0][0], 1, { state: 'successful', by: 'recover', statusText: 'successful' });
+    expect(moved.applied).toBe(true);
+    expect(moved.record?.amount).toBe(10.05);
+    await new PostgresJournal({ pool, tableName: name }).migrate();
+    expect(await journal.get(rows[0][0])).toEqual(moved.record);
+    await journal.release('old-worker', [rows[2][0]]);
+    await journal.transition(rows[2][0], 1, { state: 'failed', by: 'recover' });
+
+    const results = await checkPaymentJournal(() => new PostgresJournal({ pool, tableName: name }));
+    expect(results.filter((result) => !result.ok)).toEqual([]);
+  });
+
+  it('keeps amounts exact as numeric (no binary rounding on the way in or out)', async () => {
+    const journal = journalOn(table());
+    for (const amount of [10.05, 9999.99, 0.01, 1234567.89, 0.1, 19.99]) {
+      const stored = await journal.insert(record({ amount }));
+      expect(stored?.amount).toBe(amount);
+      expect((await journal.get(stored?.referenceId as string))?.amount).toBe(amount);
+    }
   });
 });

@@ -1,11 +1,11 @@
 /** Journal records as an initiating process leaves them, for tests that settle payments they did not initiate. */
 import { randomUUID } from 'node:crypto';
 import { maskPhoneNumber } from '../../src/index.ts';
-import type { PaymentJournal, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
+import type { NewPaymentRecord, PaymentJournal, PaymentState } from '../../src/journal/journal.ts';
 import { PRODUCTS } from '../../src/testing/index.ts';
 
-export function openRecord(phoneNumber: string, state: PaymentState = 'pending', at = new Date()): PaymentRecord {
-  const iso = at.toISOString();
+/** The journal stamps its own times: a record "created at" another time needs a journal whose clock says so. */
+export function openRecord(phoneNumber: string, state: PaymentState = 'pending'): NewPaymentRecord {
   return {
     referenceId: randomUUID(),
     state,
@@ -14,14 +14,12 @@ export function openRecord(phoneNumber: string, state: PaymentState = 'pending',
     currency: 'ZMW',
     phoneNumber: maskPhoneNumber(phoneNumber),
     fingerprint: randomUUID(),
-    createdAt: iso,
-    updatedAt: iso,
   };
 }
 
 /** Writes `records` into `journal`, failing loudly on a duplicate. */
-export async function insertAll(journal: PaymentJournal, records: readonly PaymentRecord[]): Promise<void> {
+export async function insertAll(journal: PaymentJournal, records: readonly NewPaymentRecord[]): Promise<void> {
   for (const record of records) {
-    if (!(await journal.insert(record))) throw new Error(`duplicate ${record.referenceId}`);
+    if ((await journal.insert(record)) === undefined) throw new Error(`duplicate ${record.referenceId}`);
   }
 }

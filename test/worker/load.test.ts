@@ -11,7 +11,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { PaymentRecord } from '../../src/index.ts';
+import type { NewPaymentRecord, PaymentRecord } from '../../src/index.ts';
 import { PostgresJournal } from '../../src/postgres/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
 import { openRecord } from './journal-records.ts';
@@ -63,7 +63,7 @@ describe('three worker processes on one PostgreSQL journal, one killed midway', 
     // The payments, created on the service (through the simulator's handler: setup, not what is tested)
     // and written to the journal as the initiating process would.
     const setupStarted = Date.now();
-    const records: PaymentRecord[] = Array.from({ length: PAYMENTS }, () => openRecord(PHONES.neverSettles));
+    const records: NewPaymentRecord[] = Array.from({ length: PAYMENTS }, () => openRecord(PHONES.neverSettles));
     for (const record of records) {
       const outcome = await simulator.handle({
         service: 'collections',

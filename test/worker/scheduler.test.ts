@@ -11,6 +11,7 @@ import {
   startSettlementWorker,
 } from '../../src/collections/settlement-worker.ts';
 import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
+import { StatusWords } from '../../src/collections/status-words.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
 import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
@@ -41,6 +42,7 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
     timeoutMs: 30_000,
     maxRetries: 2,
     logger: new LevelLogger(silent, 'off'),
+    statusWords: new StatusWords(),
     check: (referenceId, timeoutMs, signal) => {
       const work = workMs(checks.length + 1);
       if (work > 0) vi.setSystemTime(Date.now() + work);
