@@ -38,6 +38,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   'in-flight': () => import('./in-flight.ts'),
   journal: () => import('./journal.ts'),
   chaos: () => import('./chaos.ts'),
+  simulation: () => import('./simulation.ts'),
 };
 
 async function main(): Promise<void> {
