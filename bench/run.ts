@@ -39,6 +39,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   journal: () => import('./journal.ts'),
   chaos: () => import('./chaos.ts'),
   'tap-history': () => import('./tap-history.ts'),
+  simulation: () => import('./simulation.ts'),
 };
 
 async function main(): Promise<void> {
