@@ -62,9 +62,14 @@ export class JournalBinding {
    * error (the payment was sent either way), so it is logged, and `recover()` or the worker brings the record
    * up to date later.
    */
-  async observeAfterSending(referenceId: string, observation: PaymentObservation, by: string, basedOn?: PaymentRecord): Promise<void> {
+  async observeAfterSending(
+    referenceId: string,
+    observation: PaymentObservation,
+    by: string,
+    basedOn?: PaymentRecord,
+  ): Promise<Advanced | undefined> {
     try {
-      await this.observe(referenceId, observation, by, basedOn);
+      return await this.observe(referenceId, observation, by, basedOn);
     } catch (error) {
       this.logger.error(`payment journal: could not record ${observation.kind} for referenceId ${referenceId}; recover() will`, {
         reason: error instanceof JournalError && error.cause instanceof Error ? error.cause.message : String(error),
@@ -73,8 +78,8 @@ export class JournalBinding {
   }
 
   /** Records a status the service answered (settled → final, otherwise `pending`), writing only what is new. */
-  recordStatus(referenceId: string, status: CollectionStatus, by: string, requestId?: string): Promise<void> {
-    return this.observeAfterSending(referenceId, this.statusObservation(status, requestId), by);
+  async recordStatus(referenceId: string, status: CollectionStatus, by: string, requestId?: string): Promise<void> {
+    await this.observeAfterSending(referenceId, this.statusObservation(status, requestId), by);
   }
 
   /** A status answer as an observation, by this client's status words (see `StatusWords.observation`). */

@@ -232,9 +232,14 @@ async function sendAndRecord<Result extends InitiatedCollection>(
         record?.decidableAt,
       );
     }
-    await binding.observeAfterSending(referenceId, failure(error, attempts), BY, own);
+    const recorded = await binding.observeAfterSending(referenceId, failure(error, attempts), BY, own);
     // A journal failure after an attempt that may have created the collection: the honest answer is "unknown".
     if (error instanceof JournalError && attempts > 1) throw new UnknownOutcomeError(referenceId, error);
+    // Unknown: the till learns from when a verdict is possible (the journal's record says).
+    const decidableAt = recorded?.record?.decidableAt;
+    if (error instanceof UnknownOutcomeError && error.decidableAt === undefined && decidableAt !== undefined) {
+      throw new UnknownOutcomeError(referenceId, error.cause, decidableAt);
+    }
     throw error;
   }
   // A 202 says pending; a create reconciled by a status check may already have found it settled.

@@ -20,9 +20,11 @@ export interface SettlementWorkerOptions {
   maxConcurrentChecks?: number;
   /**
    * Called once for each payment this worker brings to a final state (`successful`, `failed`, or
-   * `not-sent`), with the record as the journal stores it, before the journal records the final state.
-   * If it throws (or its promise rejects) the payment stays open and is delivered again later; if the
+   * `not-sent`), with the record as the journal will store it. A settled status is delivered before the
+   * journal records it (its `updatedAt` is then the worker's clock at delivery; the journal stamps its own):
+   * if it throws (or its promise rejects) the payment stays open and is delivered again later; if the
    * process dies in between, another worker delivers it again: make it idempotent by `referenceId`.
+   * `not-sent` is delivered after it is recorded, so it is never announced unless it holds.
    */
   onSettled?: (record: PaymentRecord) => void | Promise<void>;
   /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */

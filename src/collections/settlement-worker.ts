@@ -433,6 +433,11 @@ class BudgetSpent extends Error {}
 function mergeChange(record: PaymentRecord, change: PaymentChange): PaymentRecord {
   const merged: Record<string, unknown> = { ...record };
   for (const [key, value] of Object.entries(change)) if (value !== undefined && key !== 'by' && key !== 'requestId') merged[key] = value;
+  // The version the write after delivery gives it; the journal stamps its own `updatedAt` then, so the one
+  // delivered is this worker's clock at delivery.
+  merged.version = record.version + 1;
+  merged.updatedAt = new Date().toISOString();
+  delete merged.decidableAt;
   return merged as unknown as PaymentRecord;
 }
 

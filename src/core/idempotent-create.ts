@@ -33,7 +33,10 @@ export interface IdempotentCreate<Result> {
   readonly isDuplicate: (error: unknown) => boolean;
   /**
    * Look up before resending after an unknown outcome (Collections: a resend would push to the customer's
-   * phone again), rather than resending and reconciling on the duplicate answer (Tap).
+   * phone again, and no document says the service refuses a second push with the same reference), rather than
+   * resending and reconciling on the duplicate answer (Tap, whose document promises that refusal). A lookup
+   * that does not see the operation then ends the call with `UnknownOutcomeError`: it proves nothing (status
+   * reads may lag behind the create), so resending on it could create the operation twice.
    */
   readonly lookupBeforeResend: boolean;
   /**
@@ -47,8 +50,9 @@ export interface IdempotentCreate<Result> {
 /**
  * Runs a create under the retry policy so that one call creates at most one operation, and never reports
  * "not created" about an operation that may exist:
- * - after an unknown outcome, either looks up before resending or resends and reconciles a duplicate answer
- *   (a resend is safe either way: the service refuses a second operation with the same reference);
+ * - after an unknown outcome, either looks up and ends with what it finds (found: the operation; not seen:
+ *   `UnknownOutcomeError`, never a resend), or, where the service refuses a second operation with the same
+ *   reference, resends and reconciles the duplicate answer;
  * - a 2xx with an unreadable body (the operation was created) is read back by reference;
  * - once any attempt's outcome was unknown, the call ends with the found operation or with
  *   {@link UnknownOutcomeError} (the last error as its `cause`). A definite error is thrown then only when
@@ -61,13 +65,17 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
   let mayHaveCreated = false;
   let lookUpFirst = false;
   let lastAttempt = 0;
+  /** The failure that left the outcome unknown: the cause of the `UnknownOutcomeError` a lookup ends with. */
+  let lastError: unknown;
   try {
     return await transport.withRetries(settings, async (attemptNumber) => {
       lastAttempt = attemptNumber;
       if (lookUpFirst) {
         const seen = await create.lookup(attemptNumber);
         if (seen.kind === 'found') return seen.result;
-        if (seen.kind === 'excluded') mayHaveCreated = false;
+        // Not seen is no proof that the earlier attempt created nothing: a resend could be a second operation.
+        if (seen.kind === 'absent') throw unknown(transport, create.referenceId, lastError);
+        mayHaveCreated = false;
         lookUpFirst = false;
       }
       try {
@@ -76,6 +84,7 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
         // A 2xx whose body is unreadable still created the operation: read it back rather than report a failure.
         if (isUnknownOutcome(error) || error instanceof ResponseValidationError) {
           mayHaveCreated = true;
+          lastError = error;
           lookUpFirst = create.lookupBeforeResend;
         } else if ((mayHaveCreated || create.duplicateMeansExists === true) && create.isDuplicate(error)) {
           const seen = await create.lookup(attemptNumber);

@@ -90,7 +90,9 @@ describe('recover', () => {
     const oldestFirst = (await journal.list({ states: ['initiating', 'pending', 'unknown'] })).map((item) => item.referenceId);
     const recovered = await collectionsClient({ journal, maxRetries: 0 }).recover();
     const expected = new Map(cases.map(([, , , state], index) => [id(index), state]));
-    expect(recovered.map((item) => [item.referenceId, item.state])).toEqual(oldestFirst.map((referenceId) => [referenceId, expected.get(referenceId)]));
+    expect(recovered.map((item) => [item.referenceId, item.state])).toEqual(
+      oldestFirst.map((referenceId) => [referenceId, expected.get(referenceId)]),
+    );
     expect(recovered.find((item) => item.referenceId === id(0))).toMatchObject({ statusText: 'successful', transactionCode: 'TX' });
     for (const item of recovered) expect(await journal.get(item.referenceId)).toEqual(item);
     expect(requests.some((request) => request.path.endsWith(id(99)))).toBe(false);

@@ -10,8 +10,8 @@ import {
   type SettlementWorkerOptions,
   startSettlementWorker,
 } from '../../src/collections/settlement-worker.ts';
-import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { StatusWords } from '../../src/collections/status-words.ts';
+import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
 import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
