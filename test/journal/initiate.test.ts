@@ -175,7 +175,8 @@ describe('initiate writes the journal', () => {
       http.post(
         INITIATE_URL,
         inOrder(
-          () => HttpResponse.error(),
+          // A 429 is a known outcome (nothing created): resent at once, without a check.
+          () => json(429, { success: false }, { 'retry-after': '0' }),
           () => {
             writesSeenBySecondPost.push([...writes]);
             return accepted();
