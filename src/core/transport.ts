@@ -338,9 +338,8 @@ export class Transport {
     const started = Date.now();
     let url = `${this.#config.baseUrl}${spec.path}`;
     // A raw request's query may carry personal data: log lines name the path only.
-    const logPath = spec.path.split('?')[0] ?? spec.path;
     if (this.logger.debugEnabled) {
-      this.logger.debug(`→ ${spec.method} ${logPath}`, spec.body === undefined ? undefined : { body: spec.body });
+      this.logger.debug(`→ ${spec.method} ${pathOnly(spec.path)}`, spec.body === undefined ? undefined : { body: spec.body });
     }
     // Only the network steps (the fetch, the body reads) are classified by #networkFailure; each is awaited
     // in its own try, inline rather than through a wrapper, so an attempt in flight holds fewer frames.
@@ -392,7 +391,7 @@ export class Transport {
           throw this.#networkFailure(error, settings, signal);
         }
         if (this.logger.debugEnabled) {
-          this.logger.debug(`← ${response.status} ${spec.method} ${logPath} in ${Date.now() - started} ms`);
+          this.logger.debug(`← ${response.status} ${spec.method} ${pathOnly(spec.path)} in ${Date.now() - started} ms`);
         }
         // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
         // it); an error that keeps the body scrubs it through `scrub`.
@@ -521,6 +520,12 @@ export class Transport {
           : `Could not connect to ${host}; nothing was sent`;
     return new ConnectionError(message, { cause, requestMayHaveBeenSent: sent, host, reason });
   }
+}
+
+/** A path without its query (which may carry personal data), for log lines. */
+function pathOnly(path: string): string {
+  const query = path.indexOf('?');
+  return query === -1 ? path : path.slice(0, query);
 }
 
 /** `headers` without `name` in any letter case: the caller's headers never replace authentication. */
