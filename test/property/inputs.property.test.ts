@@ -166,6 +166,9 @@ const isNonBlank = (value: unknown): value is string => typeof value === 'string
 const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
 /** Tap: four non-blank strings, a finite amount > 0, an optional UUID-shaped referenceId; exactly six fields sent. */
+/** A lone surrogate (a high one not followed by a low one, or a low one without a high one before it). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
  * The string fields no store reads back as written (NUL, a lone surrogate): refused once the shape is valid, and
  * only then (the shape's issues come first).
@@ -174,7 +177,7 @@ function unreadableFields(input: Record<string, unknown>, fields: readonly strin
   return new Set(
     fields.filter((field) => {
       const value = input[field];
-      return typeof value === 'string' && (value.includes('\u0000') || !value.isWellFormed());
+      return typeof value === 'string' && (value.includes('\u0000') || LONE_SURROGATE.test(value));
     }),
   );
 }
