@@ -165,7 +165,6 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 const isNonBlank = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
-/** Tap: four non-blank strings, a finite amount > 0, an optional UUID-shaped referenceId; exactly six fields sent. */
 /** A lone surrogate (a high one not followed by a low one, or a low one without a high one before it). */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -182,6 +181,7 @@ function unreadableFields(input: Record<string, unknown>, fields: readonly strin
   );
 }
 
+/** Tap: four non-blank strings, a finite amount > 0, an optional UUID-shaped referenceId; exactly six fields sent. */
 function expectedTap(input: unknown): Expected {
   if (!isObject(input)) return { valid: false, badFields: new Set(['']) };
   const bad = new Set<string>();
