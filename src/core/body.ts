@@ -34,7 +34,10 @@ export async function readBodyText(response: Response, limit: number, truncate =
   // Request is garbage collected): cancel the read here, so a timeout or an abort cuts a stalled body.
   const onAbort = () => void reader.cancel(signal?.reason).catch(() => undefined);
   signal?.addEventListener('abort', onAbort, { once: true });
-  const decoder = new TextDecoder();
+  // Most bodies arrive in one chunk: it is decoded whole by the shared decoder, and a decoder of this read's own
+  // (which keeps a character split across chunks) is made only when a second chunk comes.
+  let first: Uint8Array | undefined;
+  let decoder: TextDecoder | undefined;
   let text = '';
   let received = 0;
   try {
@@ -46,16 +49,31 @@ export async function readBodyText(response: Response, limit: number, truncate =
       if (received > limit) {
         await reader.cancel().catch(() => undefined);
         if (!truncate) throw new BodyTooLargeError(limit);
+        decoder ??= new TextDecoder();
+        if (first !== undefined) text = decoder.decode(first, { stream: true });
         text += decoder.decode(value.subarray(0, value.byteLength - (received - limit)));
-        break;
+        return text;
+      }
+      if (decoder === undefined && first === undefined) {
+        first = value;
+        continue;
+      }
+      if (decoder === undefined) {
+        decoder = new TextDecoder();
+        text = decoder.decode(first, { stream: true });
+        first = undefined;
       }
       text += decoder.decode(value, { stream: true });
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
-  return text + decoder.decode();
+  if (decoder !== undefined) return text + decoder.decode();
+  return first === undefined ? '' : WHOLE.decode(first);
 }
+
+/** Decodes a body read in one chunk (a call without `stream` keeps no state between calls, so one is shared). */
+const WHOLE = new TextDecoder();
 
 /** Parses JSON text; `undefined` for an empty body, the text itself (with `isJson: false`) when it is not JSON. */
 export function parseBodyText(text: string): { body: unknown; isJson: boolean } {

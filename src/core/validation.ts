@@ -72,7 +72,9 @@ export function parseInput<Schema extends z.ZodMiniType>(schema: Schema, input: 
 function unreadableText(data: unknown, prefix: string): ValidationIssue[] {
   if (data === null || typeof data !== 'object') return [];
   const issues: ValidationIssue[] = [];
-  for (const [field, value] of Object.entries(data)) {
+  // Object.keys rather than entries: no pair array per field on every call's input.
+  for (const field of Object.keys(data)) {
+    const value: unknown = (data as Record<string, unknown>)[field];
     if (typeof value !== 'string') continue;
     const path = prefix === '' ? field : `${prefix}.${field}`;
     if (value.includes('\0')) issues.push({ path, message: 'must not contain NUL (U+0000)' });

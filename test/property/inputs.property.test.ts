@@ -165,6 +165,22 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 const isNonBlank = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
+/** A lone surrogate (a high one not followed by a low one, or a low one without a high one before it). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The string fields no store reads back as written (NUL, a lone surrogate): refused once the shape is valid, and
+ * only then (the shape's issues come first).
+ */
+function unreadableFields(input: Record<string, unknown>, fields: readonly string[]): Set<string> {
+  return new Set(
+    fields.filter((field) => {
+      const value = input[field];
+      return typeof value === 'string' && (value.includes('\u0000') || LONE_SURROGATE.test(value));
+    }),
+  );
+}
+
 /** Tap: four non-blank strings, a finite amount > 0, an optional UUID-shaped referenceId; exactly six fields sent. */
 function expectedTap(input: unknown): Expected {
   if (!isObject(input)) return { valid: false, badFields: new Set(['']) };
@@ -174,6 +190,8 @@ function expectedTap(input: unknown): Expected {
   if (!(typeof amount === 'number' && Number.isFinite(amount) && amount > 0)) bad.add('amount');
   if (referenceId !== undefined && !isUuid(referenceId)) bad.add('referenceId');
   if (bad.size > 0) return { valid: false, badFields: bad };
+  const unreadable = unreadableFields(input, ['merchantId', 'merchantName', 'terminalId', 'tagId']);
+  if (unreadable.size > 0) return { valid: false, badFields: unreadable };
   return {
     valid: true,
     body: {
@@ -209,9 +227,19 @@ function expectedCollection(input: unknown): Expected {
   if (referenceId !== undefined && !isUuid(referenceId)) bad.add('referenceId');
   if (currency !== undefined && currency !== 'ZMW') bad.add('currency');
   if (bad.size > 0) return { valid: false, badFields: bad };
+  const unreadable = unreadableFields(input, ['narration']);
+  if (unreadable.size > 0) return { valid: false, badFields: unreadable };
   return {
     valid: true,
-    body: { productId, referenceId, phoneNumber: phone, currency: 'ZMW', amount: ngwee, ...(narration === undefined ? {} : { narration }) },
+    // The referenceId is sent lower-cased: one payment, whatever the case the caller typed it in.
+    body: {
+      productId,
+      referenceId: typeof referenceId === 'string' ? referenceId.toLowerCase() : referenceId,
+      phoneNumber: phone,
+      currency: 'ZMW',
+      amount: ngwee,
+      ...(narration === undefined ? {} : { narration }),
+    },
   };
 }
 
