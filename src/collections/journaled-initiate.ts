@@ -23,7 +23,7 @@ import {
 import { maskPhoneNumber } from '../core/redact.js';
 import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
-import { DEFAULT_NOT_FOUND_GRACE_MS, isOpenPaymentState, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
+import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
 import { type JournalBinding, paymentError } from './journal-binding.js';
 import type { CollectionStatus, InitiatedCollection } from './schemas.js';

@@ -99,7 +99,10 @@ describe('initiate: one call never creates two collections', () => {
 
   it('(3) with a journal, a 409 on the first attempt is read back by a status check and resolves: no second POST', async () => {
     server.use(
-      http.post(INITIATE_URL, inOrder(() => json(409, { success: false, code: 'E_DUPLICATE' }), accepted)),
+      http.post(
+        INITIATE_URL,
+        inOrder(() => json(409, { success: false, code: 'E_DUPLICATE' }), accepted),
+      ),
       http.get(CHECK_URL, pending),
     );
     const result = await collectionsClient({ maxRetries: 3, journal: new MemoryJournal() }).initiate(collectionInput());
@@ -129,10 +132,7 @@ describe('initiate: one call never creates two collections', () => {
 
   it('(3c) a duplicate answer the status check cannot confirm leaves the outcome unknown, with the referenceId', async () => {
     server.use(
-      http.post(
-        INITIATE_URL,
-        () => json(409, { success: false }),
-      ),
+      http.post(INITIATE_URL, () => json(409, { success: false })),
       http.get(CHECK_URL, notFound),
     );
     const error = await rejectionOf(collectionsClient({ maxRetries: 3, journal: new MemoryJournal() }).initiate(collectionInput()));
@@ -186,7 +186,10 @@ describe('initiate: one call never creates two collections', () => {
   it('(4d) a 5xx, then a check that fails (503), then one that finds it: resolves with one POST', async () => {
     server.use(
       http.post(INITIATE_URL, () => unavailable(500)),
-      http.get(CHECK_URL, inOrder(() => unavailable(503), pending)),
+      http.get(
+        CHECK_URL,
+        inOrder(() => unavailable(503), pending),
+      ),
     );
     const result = await collectionsClient({ maxRetries: 2 }).initiate(collectionInput());
     expect(result).toEqual({ referenceId: REFERENCE_ID, status: 'pending' });

@@ -11,7 +11,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { NewPaymentRecord, PaymentRecord } from '../../src/index.ts';
+import type { NewPaymentRecord } from '../../src/index.ts';
 import { PostgresJournal } from '../../src/postgres/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
 import { openRecord } from './journal-records.ts';
