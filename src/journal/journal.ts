@@ -135,9 +135,18 @@ export interface PaymentEvent {
 
 /** What {@link PaymentJournal.transition} did. */
 export type PaymentTransition =
-  | { readonly applied: true; readonly record: PaymentRecord }
-  /** Not applied: the record (as it is now) had another version, or was final; `undefined` when absent. */
-  | { readonly applied: false; readonly record: PaymentRecord | undefined };
+  | {
+      /** Applied: the change was written. */
+      readonly applied: true;
+      /** The record as stored after the change. */
+      readonly record: PaymentRecord;
+    }
+  | {
+      /** Not applied: the record had another version, or was final, or is absent. */
+      readonly applied: false;
+      /** The record as it is now; `undefined` when there is none. */
+      readonly record: PaymentRecord | undefined;
+    };
 
 /** Which records {@link PaymentJournal.list} returns. */
 export interface PaymentFilter {
