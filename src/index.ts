@@ -22,6 +22,7 @@ export {
   type KnownCollectionStatus,
 } from './collections/schemas.js';
 export type { SettlementWorker, SettlementWorkerOptions } from './collections/settlement-worker.js';
+export type { WaitForSettlementOptions } from './collections/wait-for-settlement.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
 export {
   ApiError,

@@ -30,6 +30,7 @@ import {
   type InitiatedCollection,
 } from './schemas.js';
 import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
+import { type WaitForSettlementOptions, waitForSettlement } from './wait-for-settlement.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
 export interface CollectionsClientOptions extends ClientOptions {
@@ -246,7 +247,12 @@ export class CollectionsClient {
   }
 
   async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1): Promise<CollectionStatus> {
-    const result = await this.#transport.send({ method: 'GET', path: `/v1/collections/check/${referenceId}` }, settings, attemptNumber);
+    // Encoded even though every caller passes a checked UUID: an id read from a journal is data, never a path.
+    const result = await this.#transport.send(
+      { method: 'GET', path: `/v1/collections/check/${encodeURIComponent(referenceId)}` },
+      settings,
+      attemptNumber,
+    );
     return parseResponse(CheckStatusResponseSchema, result, 'collections').data;
   }
 
@@ -303,13 +309,34 @@ export class CollectionsClient {
     return startSettlementWorker(
       {
         journal,
-        check: (referenceId, timeoutMs, signal) => this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs }),
+        check: (referenceId, timeoutMs, signal, beforeSend) =>
+          this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs, beforeSend }),
         timeoutMs: settings.timeoutMs,
+        maxRetryAfterMs: this.#transport.maxRetryAfterMs,
         maxRetries: settings.maxRetries,
         logger: this.#transport.logger,
       },
       options,
     );
+  }
+
+  /**
+   * Waits for the journal to record the payment's final state (`successful`, `failed`, `not-sent`, `rejected`),
+   * written by any process: a settlement worker, another till, `recover()`. Sends nothing to the service, so a
+   * fleet of tills plus one worker makes only the worker's requests. With `PostgresJournal` it listens
+   * (`LISTEN`/`NOTIFY`: woken as the state commits); with other journals it reads the journal on a schedule
+   * (every 250 ms, slowing to every 2 s).
+   *
+   * @throws {@link RequestValidationError} when `referenceId` is not a UUID or an option is bad (nothing read).
+   * @throws {@link ConfigurationError} for a client without a journal.
+   * @throws {@link PollTimeoutError} when no final state was recorded within `maxWaitMs` (default 2 min).
+   */
+  async waitForSettlement(referenceId: string, options: WaitForSettlementOptions = {}): Promise<PaymentRecord> {
+    const reference = checkReferenceId(referenceId);
+    if (this.#journal === undefined) {
+      throw new ConfigurationError('waitForSettlement() needs a client with a journal (CollectionsClient option journal)');
+    }
+    return waitForSettlement(this.#journal.journal, reference, options, this.#transport.logger);
   }
 
   /**
