@@ -134,11 +134,13 @@ export function eventToRow(referenceId: string, event: PaymentEvent): (string | 
 
 // --- fleet-20: rows that cannot be read are reported once and skipped ---
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATES = new Set<string>(['initiating', 'pending', 'unknown', 'rejected', 'not-sent', 'successful', 'failed']);
 
 /** Why a row cannot be read as a record, or `undefined` when it can (what {@link rowToRecord} relies on). */
 function unreadable(row: RecordRow): string | undefined {
-  if (typeof row.reference_id !== 'string' || row.reference_id === '') return 'no reference_id';
+  if (typeof row.reference_id !== 'string' || !UUID.test(row.reference_id))
+    return 'a reference_id that is not a UUID (a row the SDK did not write)';
   if (typeof row.state !== 'string' || !STATES.has(row.state)) return 'an unknown state';
   if (!Number.isFinite(Number(row.amount))) return 'an amount that is not a number';
   for (const column of ['created_at', 'updated_at'] as const) {

@@ -75,7 +75,7 @@ export type PostgresJournalOptions = (
     }
 ) & {
   /**
-   * The table's name: letters, digits and `_`, not starting with a digit, at most 50 characters (PostgreSQL
+   * The table's name: letters, digits and `_`, not starting with a digit, at most 47 characters (PostgreSQL
    * cuts names at 63, and the history table and the indexes add a suffix to it); created
    * on first use (or by {@link PostgresJournal.migrate}). @defaultValue `'tap_payment_journal'`
    */
@@ -99,8 +99,11 @@ interface PgModule {
 const UUID_SQL = "'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-/** Table names leave room for the longest suffix derived from them (`_history_ref_idx`) within PostgreSQL's 63. */
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
+/**
+ * Table names leave room for the longest suffix derived from them (`_history_ref_idx`, 16 characters) within
+ * PostgreSQL's 63: a longer name would be cut silently, and the index named after it lost.
+ */
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,46}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
 
 /**
@@ -132,7 +135,7 @@ export class PostgresJournal implements PaymentJournal {
     const { tableName = 'tap_payment_journal', schema } = options ?? ({} as PostgresJournalOptions);
     if (!TABLE_NAME.test(tableName)) {
       throw new TypeError(
-        'PostgresJournal: tableName must be letters, digits and _, not starting with a digit, at most 50 characters (the names derived from it must fit in 63)',
+        'PostgresJournal: tableName must be letters, digits and _, not starting with a digit, at most 47 characters (the names derived from it must fit in 63)',
       );
     }
     if (schema !== undefined && !IDENTIFIER.test(schema))
@@ -393,7 +396,7 @@ export class PostgresJournal implements PaymentJournal {
       `WITH free AS (
          SELECT reference_id FROM ${this.#table}
          WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= now())
-           AND reference_id ~ ${UUID_SQL} AND (error IS NULL OR jsonb_typeof(error) = 'object')
+           AND reference_id ~* ${UUID_SQL} AND (error IS NULL OR jsonb_typeof(error) = 'object')
          ORDER BY lease_expires_at NULLS FIRST, created_at, reference_id
          LIMIT $3
          FOR UPDATE SKIP LOCKED
@@ -525,11 +528,8 @@ class Listener {
       this.#reconnectLater(error);
       return undefined;
     }
-    let lost = false;
     const onLost = (error?: Error) => {
-      if (lost) return;
-      lost = true;
-      client.release(error ?? true);
+      if (!this.#drop(client, error ?? true)) return;
       if (this.#closed) return;
       this.#client = undefined;
       this.#reconnectLater(error);
@@ -547,6 +547,17 @@ class Listener {
       return undefined;
     }
     return client;
+  }
+
+  /** Connections already handed back: pg throws on a second release (an 'end' after an UNLISTEN's release). */
+  readonly #dropped = new WeakSet<PostgresListenClient>();
+
+  /** Hands the connection back once; false when it was already. */
+  #drop(client: PostgresListenClient, destroy: boolean | Error | undefined): boolean {
+    if (this.#dropped.has(client)) return false;
+    this.#dropped.add(client);
+    client.release(destroy);
+    return true;
   }
 
   #reconnectLater(error: unknown): void {
@@ -570,8 +581,8 @@ class Listener {
     void client?.then((connected) => {
       if (connected === undefined) return;
       connected.query(`UNLISTEN "${this.#channel}"`).then(
-        () => connected.release(),
-        () => connected.release(true),
+        () => this.#drop(connected, undefined),
+        () => this.#drop(connected, true),
       );
     });
   }
