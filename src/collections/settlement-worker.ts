@@ -55,11 +55,11 @@ const FRESH_MS = 60_000;
 const LEASE_SHARE = 0.5;
 
 /**
- * A spent token stays spent a little longer than the 1 s window: between taking it and the request leaving
- * lie a few asynchronous steps (the key, the pipeline), whose delays differ from request to request, and
- * the budget must hold where the request leaves, also when the event loop lags by a few hundred milliseconds under load. The cost is 20 % of the peak rate.
+ * A spent token stays spent a little longer than the 1 s window: it is taken right before the request leaves
+ * (the transport's `beforeSend`), and only ky's few synchronous steps lie between; the guard covers those and
+ * timer jitter. The cost is 5 % of the peak rate.
  */
-const BUDGET_GUARD_MS = 250;
+const BUDGET_GUARD_MS = 50;
 /** Ids per renew or release statement. */
 const BATCH = 1_000;
 /** Records per lease statement: large, since a store may scan all its records per call. */
@@ -89,6 +89,10 @@ class Worker implements SettlementWorker {
   readonly #onStale: SettlementWorkerOptions['onStale'];
   /** Checks waiting for a token at the wire. */
   #waitingForToken = 0;
+  /** Checks started that have not taken their token yet (in the client's queue, or its key function). */
+  #starting = 0;
+  /** Tokens of each window only first checks of new payments may take (none with a budget of 1). */
+  readonly #firstCheckTokens: number;
   readonly #held = new Map<string, Held>();
   /** Payments with a check of this worker in flight: a lease lost and taken again must not start a second one. */
   readonly #checking = new Set<string>();
@@ -126,6 +130,7 @@ class Worker implements SettlementWorker {
       Math.min(maxLeasedPayments, perLease, Math.ceil((requestsPerSecond * Math.max(maxIntervalMs, 1_000)) / 1_000)),
     );
     this.#reserve = Math.max(1, Math.ceil(this.#quota / 4));
+    this.#firstCheckTokens = requestsPerSecond < 2 ? 0 : Math.max(1, Math.floor(requestsPerSecond / 10));
     if (leaseMs <= context.timeoutMs) {
       context.logger.warn(
         `settlement worker: leaseMs (${leaseMs} ms) is not longer than a check's time limit (timeoutMs ${context.timeoutMs} ms): checks are cut short to fit the lease and may never finish; make leaseMs at least twice timeoutMs`,
@@ -194,9 +199,16 @@ class Worker implements SettlementWorker {
       const at = Date.now();
       if (this.#inFlight >= this.#plan.maxConcurrentChecks || at < this.#pausedUntil) break;
       // The token is taken where the request leaves (beforeSend); one check waiting for it is enough.
-      if (this.#waitingForToken > 0 || this.#bucket.availableAt(at) > at) break;
+      // Never more started than tokens free: a check started now must not wait behind others for a token while
+      // a new payment's first check, due a moment later, waits behind it.
+      if (this.#waitingForToken > 0) break;
+      const free = this.#bucket.free(at) - this.#starting;
+      if (free <= 0) break;
       const fresh = this.#fresh.peek();
       const queue = fresh !== undefined && fresh.dueAt <= at ? this.#fresh : this.#queue;
+      // Re-checks leave a token or two of every window to first checks: a new payment is checked on time
+      // however many old ones fill the budget.
+      if (queue === this.#queue && free <= this.#firstCheckTokens) break;
       const head = queue.peek();
       if (head === undefined || head.dueAt > at) break;
       if (head.gone) {
@@ -215,6 +227,7 @@ class Worker implements SettlementWorker {
       }
       queue.pop();
       head.queued = false;
+      this.#starting++;
       this.#track(this.#check(head, checkMs));
     }
     this.#arm(Date.now());
@@ -227,9 +240,12 @@ class Worker implements SettlementWorker {
     );
     const head = this.#queue.peek();
     const fresh = this.#fresh.peek();
-    const dueAt = Math.min(head?.dueAt ?? Number.POSITIVE_INFINITY, fresh?.dueAt ?? Number.POSITIVE_INFINITY);
-    if (dueAt !== Number.POSITIVE_INFINITY && this.#inFlight < this.#plan.maxConcurrentChecks && this.#waitingForToken === 0) {
-      at = Math.min(at, Math.max(dueAt, this.#pausedUntil, this.#bucket.availableAt(now)));
+    if (this.#inFlight < this.#plan.maxConcurrentChecks && this.#waitingForToken === 0 && this.#starting === 0) {
+      // A first check needs one free token; a re-check one more than those kept for first checks.
+      if (fresh !== undefined) at = Math.min(at, Math.max(fresh.dueAt, this.#pausedUntil, this.#bucket.availableAt(now)));
+      if (head !== undefined) {
+        at = Math.min(at, Math.max(head.dueAt, this.#pausedUntil, this.#bucket.availableAt(now, this.#firstCheckTokens + 1)));
+      }
     }
     if (at === this.#timerAt && this.#timer !== undefined) return;
     clearTimeout(this.#timer);
@@ -396,6 +412,14 @@ class Worker implements SettlementWorker {
    * Called by the transport right before the request leaves (after the client's concurrency slot and the key
    * function): the budget is spent where it matters, also while the client is busy with other calls.
    */
+  async #takeFirstToken(token: { taken: boolean }): Promise<void> {
+    if (!token.taken) {
+      token.taken = true;
+      this.#starting--;
+    }
+    await this.#takeToken();
+  }
+
   readonly #takeToken = async (): Promise<void> => {
     this.#waitingForToken++;
     try {
@@ -428,10 +452,11 @@ class Worker implements SettlementWorker {
   async #check(entry: Held, timeoutMs: number): Promise<void> {
     this.#inFlight++;
     this.#checking.add(entry.referenceId);
+    const token = { taken: false };
     try {
       let status: CollectionStatus;
       try {
-        status = await this.#context.check(entry.referenceId, timeoutMs, this.#abort.signal, this.#takeToken);
+        status = await this.#context.check(entry.referenceId, timeoutMs, this.#abort.signal, () => this.#takeFirstToken(token));
       } catch (error) {
         await this.#checkFailed(entry, error);
         return;
@@ -463,6 +488,7 @@ class Worker implements SettlementWorker {
       this.#context.logger.error(`settlement worker: ${entry.referenceId} could not be recorded; trying again`, reasonOf(error));
       this.#schedule(entry, this.#plan.maxIntervalMs);
     } finally {
+      if (!token.taken) this.#starting--;
       this.#inFlight--;
       this.#checking.delete(entry.referenceId);
       const successor = this.#held.get(entry.referenceId);

@@ -192,7 +192,7 @@ export interface PaymentJournal {
   /**
    * Leases up to `limit` open records that have no live lease (none, or expired, or released) to `owner`,
    * and resolves with them. Which ones first: the shipped stores take records never leased (or released) first,
-   * then those whose lease ran out longest ago, then the oldest; a worker parks a payment until its next check
+   * newest first, then those whose lease ran out longest ago; a worker parks a payment until its next check
    * by renewing its lease to that time, so this order serves new payments first and the others when due. Records already leased to `owner` are not returned again.
    */
   lease(request: LeaseRequest): Promise<PaymentRecord[]>;

@@ -232,7 +232,7 @@ export class PostgresJournal implements PaymentJournal {
         );
         CREATE INDEX IF NOT EXISTS "${name}_history_ref_idx" ON ${this.#history} (reference_id, id);
         -- fleet-20: leases in due order (never leased first, then by when the lease ran out).
-        CREATE INDEX IF NOT EXISTS "${name}_due_idx" ON ${this.#table} (lease_expires_at NULLS FIRST, created_at, reference_id) WHERE state IN ${OPEN};
+        CREATE INDEX IF NOT EXISTS "${name}_due_idx" ON ${this.#table} (lease_expires_at NULLS FIRST, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
         -- fleet-20: a transition to a final state notifies waiters (waitForSettlement) when it commits.
         CREATE OR REPLACE FUNCTION ${this.#notifyFunction()}() RETURNS trigger LANGUAGE plpgsql AS $fn$
           BEGIN
@@ -384,8 +384,9 @@ export class PostgresJournal implements PaymentJournal {
 
   /**
    * Leases up to `limit` open records nobody holds (or whose lease ran out) to `owner`, in one statement: those
-   * never leased first, then those whose lease ran out longest ago (a worker parks a payment until its next
-   * check by renewing its lease to then), then oldest first.
+   * never leased (newest first: a payment
+   * just initiated is due soonest), then those whose lease ran out longest ago (a worker parks a payment until its next
+   * check by renewing its lease to then).
    */
   async lease(request: LeaseRequest): Promise<PaymentRecord[]> {
     // SKIP LOCKED lets concurrent workers claim disjoint batches without waiting for each other; the
@@ -397,7 +398,7 @@ export class PostgresJournal implements PaymentJournal {
          SELECT reference_id FROM ${this.#table}
          WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= now())
            AND reference_id ~* ${UUID_SQL} AND (error IS NULL OR jsonb_typeof(error) = 'object')
-         ORDER BY lease_expires_at NULLS FIRST, created_at, reference_id
+         ORDER BY lease_expires_at NULLS FIRST, created_at DESC, reference_id DESC
          LIMIT $3
          FOR UPDATE SKIP LOCKED
        )

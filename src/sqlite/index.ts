@@ -83,7 +83,7 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
 -- fleet-20: leases in due order (never leased or released first, then by when the lease ran out).
-CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (lease_expires_at, created_at, reference_id) WHERE state IN ${OPEN};
+CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (lease_expires_at, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
 `;
 
 /** The history of every record, appended in the same transaction as the change it describes. */
@@ -346,7 +346,7 @@ export class SqliteJournal implements PaymentJournal {
       leaseCandidates: db.prepare(
         `SELECT ${COLUMNS} FROM ${TABLE} WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= ?)
            AND length(reference_id) = 36 AND (error IS NULL OR json_valid(error))
-         ORDER BY lease_expires_at, created_at, reference_id LIMIT ?`,
+         ORDER BY lease_expires_at, created_at DESC, reference_id DESC LIMIT ?`,
       ),
       takeLease: db.prepare(`UPDATE ${TABLE} SET lease_owner = ?, lease_expires_at = ? WHERE reference_id = ?`),
       renew: db.prepare(`UPDATE ${TABLE} SET lease_expires_at = ? WHERE reference_id = ? AND lease_owner = ? AND lease_expires_at > ?`),
