@@ -313,6 +313,7 @@ export class CollectionsClient {
           this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs, beforeSend }),
         timeoutMs: settings.timeoutMs,
         maxRetryAfterMs: this.#transport.maxRetryAfterMs,
+        tokenAtSend: true,
         maxRetries: settings.maxRetries,
         logger: this.#transport.logger,
       },

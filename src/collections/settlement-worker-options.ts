@@ -88,8 +88,13 @@ export interface SettlementWorkerContext {
     signal: AbortSignal,
     beforeSend?: () => Promise<void>,
   ) => Promise<CollectionStatus>;
-  /** The client's limit on a `Retry-After` (the worker pauses at most this long on a 429). */
-  readonly maxRetryAfterMs: number;
+  /** The client's limit on a `Retry-After` (the worker pauses at most this long on a 429). @defaultValue 60000 */
+  readonly maxRetryAfterMs?: number;
+  /**
+   * True when `check` awaits its `beforeSend` right before the request leaves (the client's does). Otherwise the
+   * worker takes the token itself just before calling `check`. @defaultValue false
+   */
+  readonly tokenAtSend?: boolean;
   /** The client's per-attempt time limit. */
   readonly timeoutMs: number;
   /** The client's retries after a first attempt (bounds how long an `initiate` can last). */

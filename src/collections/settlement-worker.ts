@@ -412,6 +412,13 @@ class Worker implements SettlementWorker {
    * Called by the transport right before the request leaves (after the client's concurrency slot and the key
    * function): the budget is spent where it matters, also while the client is busy with other calls.
    */
+  /** One status request; the token is taken where it leaves (or right before, for a `check` without `beforeSend`). */
+  async #send(referenceId: string, timeoutMs: number, takeToken: () => Promise<void>): Promise<CollectionStatus> {
+    if (this.#context.tokenAtSend === true) return this.#context.check(referenceId, timeoutMs, this.#abort.signal, takeToken);
+    await takeToken();
+    return this.#context.check(referenceId, timeoutMs, this.#abort.signal);
+  }
+
   async #takeFirstToken(token: { taken: boolean }): Promise<void> {
     if (!token.taken) {
       token.taken = true;
@@ -456,7 +463,7 @@ class Worker implements SettlementWorker {
     try {
       let status: CollectionStatus;
       try {
-        status = await this.#context.check(entry.referenceId, timeoutMs, this.#abort.signal, () => this.#takeFirstToken(token));
+        status = await this.#send(entry.referenceId, timeoutMs, () => this.#takeFirstToken(token));
       } catch (error) {
         await this.#checkFailed(entry, error);
         return;
@@ -504,13 +511,14 @@ class Worker implements SettlementWorker {
       // One payment's 429 is the whole worker's: every check waits, not just this one.
       this.#rateLimited++;
       let pauseMs = error.retryAfterMs ?? backoffDelayMs(this.#rateLimited);
-      if (pauseMs > this.#context.maxRetryAfterMs) {
+      const maxRetryAfterMs = this.#context.maxRetryAfterMs ?? 60_000;
+      if (pauseMs > maxRetryAfterMs) {
         // The client's own limit on a Retry-After holds here too: one answer must not stop every check for a day.
         logger.error('settlement worker: the service asked to wait longer than maxRetryAfterMs; pausing for maxRetryAfterMs', {
           retryAfterMs: pauseMs,
-          maxRetryAfterMs: this.#context.maxRetryAfterMs,
+          maxRetryAfterMs,
         });
-        pauseMs = this.#context.maxRetryAfterMs;
+        pauseMs = maxRetryAfterMs;
       }
       this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pauseMs);
       logger.warn('settlement worker: rate limited; pausing every check', { pauseMs });
@@ -545,7 +553,7 @@ class Worker implements SettlementWorker {
       this.#plan.notFoundGraceMs,
       async () => {
         try {
-          const again = await this.#context.check(entry.referenceId, this.#context.timeoutMs, this.#abort.signal, this.#takeToken);
+          const again = await this.#send(entry.referenceId, this.#context.timeoutMs, this.#takeToken);
           return scrubObservation(statusObservation(again), this.#context.logger);
         } catch (error) {
           if (error instanceof NotFoundError) return 'not-found';
