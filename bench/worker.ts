@@ -11,7 +11,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import type { CollectionsClient, PaymentJournal, PaymentRecord } from '../src/index.js';
+import type { CollectionsClient, PaymentJournal } from '../src/index.js';
 import { loadSdk, median, passFail, percentile, printTable, seededRandom, spawnBenchChild } from './harness.ts';
 
 const OPEN_PAYMENTS = Number(process.env.BENCH_WORKER_PAYMENTS ?? 100_000);
