@@ -31,6 +31,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   polling: () => import('./polling.ts'),
   scale: () => import('./scale.ts'),
   worker: () => import('./worker.ts'),
+  fleet: () => import('./fleet.ts'),
   'cold-start': () => import('./cold-start.ts'),
   calls: () => import('./calls.ts'),
   clients: () => import('./clients.ts'),

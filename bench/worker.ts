@@ -129,7 +129,6 @@ class SimulatorProcess {
 // ─── The measurements (child process) ──────────────────────────────────────────────────────────────
 
 function openRecords(ids: readonly string[]): NewPaymentRecord[] {
-  const at = new Date().toISOString();
   return ids.map((referenceId) => ({
     referenceId,
     state: 'pending',
@@ -138,8 +137,6 @@ function openRecords(ids: readonly string[]): NewPaymentRecord[] {
     currency: 'ZMW',
     phoneNumber: '260*******09',
     fingerprint: 'bench',
-    createdAt: at,
-    updatedAt: at,
   }));
 }
 
@@ -217,6 +214,10 @@ export async function measure(): Promise<void> {
   const waiting = client().startSettlementWorker({
     journal,
     maxLeasedPayments: OPEN_PAYMENTS,
+    // A worker leases only what its budget checks (issue 20): this budget and schedule cover all of them.
+    requestsPerSecond: SCALE_BUDGET,
+    maxIntervalMs: 60_000,
+    intervalMs: 60_000,
     initialDelayMs: 3_600_000,
     leaseMs: 600_000,
   });
@@ -237,6 +238,8 @@ export async function measure(): Promise<void> {
     initialDelayMs: 0,
     intervalMs: 60_000,
     maxIntervalMs: 60_000,
+    // Long enough that its share is every payment (and none is parked): the heap and CPU of one worker holding all.
+    leaseMs: 600_000,
   });
   while ((await journal.lease({ owner: 'probe', leaseMs: 1, limit: 1 })).length > 0) await wait(500);
   await wait(2_000);

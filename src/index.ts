@@ -24,6 +24,7 @@ export {
 } from './collections/schemas.js';
 export type { SettlementWorker, SettlementWorkerOptions } from './collections/settlement-worker.js';
 export { DEFAULT_STATUS_WORDS, type StatusWordsOption } from './collections/status-words.js';
+export type { WaitForSettlementOptions } from './collections/wait-for-settlement.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
 export type { ConnectionFailureReason } from './core/connection-failure.js';
 export {

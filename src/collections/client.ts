@@ -37,8 +37,14 @@ import {
   InitiateCollectionResponseSchema,
   type InitiatedCollection,
 } from './schemas.js';
-import { type SettlementWorker, type SettlementWorkerOptions, startSettlementWorker } from './settlement-worker.js';
+import {
+  type SettlementWorker,
+  type SettlementWorkerContext,
+  type SettlementWorkerOptions,
+  startSettlementWorker,
+} from './settlement-worker.js';
 import { StatusWords, type StatusWordsOption } from './status-words.js';
+import { type WaitForSettlementOptions, waitForSettlement } from './wait-for-settlement.js';
 import { WorkerMonitor } from './worker-monitor.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
@@ -284,8 +290,9 @@ export class CollectionsClient {
    * except for the poll, whose own `settledStatuses` may name it.
    */
   async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1, warnUnknown = true): Promise<CollectionStatus> {
+    // Encoded even though every caller passes a checked UUID: an id read from a journal is data, never a path.
     const result = await this.#transport.send(
-      { method: 'GET', path: `/v1/collections/check/${referenceId}`, route: CHECK_ROUTE },
+      { method: 'GET', path: `/v1/collections/check/${encodeURIComponent(referenceId)}`, route: CHECK_ROUTE },
       settings,
       attemptNumber,
     );
@@ -351,12 +358,15 @@ export class CollectionsClient {
       throw new ConfigurationError('startSettlementWorker() needs a client with a journal (CollectionsClient option journal)');
     }
     const settings = this.#transport.settingsFor(undefined);
-    const check = (referenceId: string, timeoutMs: number, signal: AbortSignal) =>
-      this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs });
-    const context = {
+    const check: SettlementWorkerContext['check'] = (referenceId, timeoutMs, signal, beforeSend) =>
+      this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs, beforeSend });
+    const context: SettlementWorkerContext = {
       journal,
       check,
       timeoutMs: settings.timeoutMs,
+      maxRetryAfterMs: this.#transport.maxRetryAfterMs,
+      // The client's check awaits beforeSend where the request leaves: the worker's token is taken there.
+      tokenAtSend: true,
       maxRetries: settings.maxRetries,
       logger: this.#transport.logger,
       statusWords: this.#statusWords,
@@ -379,6 +389,25 @@ export class CollectionsClient {
     );
     monitor.started(hooks, worker, options.requestsPerSecond ?? 10);
     return worker;
+  }
+
+  /**
+   * Waits for the journal to record the payment's final state (`successful`, `failed`, `not-sent`, `rejected`),
+   * written by any process: a settlement worker, another till, `recover()`. Sends nothing to the service, so a
+   * fleet of tills plus one worker makes only the worker's requests. With `PostgresJournal` it listens
+   * (`LISTEN`/`NOTIFY`: woken as the state commits); with other journals it reads the journal on a schedule
+   * (every 250 ms, slowing to every 2 s).
+   *
+   * @throws {@link RequestValidationError} when `referenceId` is not a UUID or an option is bad (nothing read).
+   * @throws {@link ConfigurationError} for a client without a journal.
+   * @throws {@link PollTimeoutError} when no final state was recorded within `maxWaitMs` (default 2 min).
+   */
+  async waitForSettlement(referenceId: string, options: WaitForSettlementOptions = {}): Promise<PaymentRecord> {
+    const reference = checkReferenceId(referenceId);
+    if (this.#journal === undefined) {
+      throw new ConfigurationError('waitForSettlement() needs a client with a journal (CollectionsClient option journal)');
+    }
+    return waitForSettlement(this.#journal.journal, reference, options, this.#transport.logger);
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { RequestOptions } from '../core/config.js';
 import { AuthenticationError, ConfigurationError, JournalError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
+import { UUID_PATTERN } from '../core/uuid.js';
 import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
 import type { JournalBinding } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
@@ -52,7 +53,15 @@ export async function recoverPayments(
 
   const open = await binding.use('list the open payments', undefined, (journal) => journal.list({ states: OPEN_PAYMENT_STATES }));
   // Payments this client is sending right now are its own business: their initiate records the outcome.
-  const records = open.filter((record) => !binding.inFlight.has(record.referenceId));
+  const records = open.filter((record) => {
+    if (binding.inFlight.has(record.referenceId)) return false;
+    if (UUID_PATTERN.test(record.referenceId)) return true;
+    // A row the SDK did not write (its id is not a UUID): never requested, reported, the others go on.
+    binding.logger.warn('recover: skipped a journal record whose referenceId is not a UUID', {
+      referenceId: JSON.stringify(record.referenceId.slice(0, 100)),
+    });
+    return false;
+  });
   const results: PaymentRecord[] = new Array(records.length);
   let next = 0;
   let fatal: { error: unknown } | undefined;

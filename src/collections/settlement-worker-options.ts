@@ -27,6 +27,13 @@ export interface SettlementWorkerOptions {
    * `not-sent` is delivered after it is recorded, so it is never announced unless it holds.
    */
   onSettled?: (record: PaymentRecord) => void | Promise<void>;
+  /**
+   * Called once (per worker) for a payment still open `staleAfterMs` after it was created; it keeps being
+   * checked, once a minute, until it settles. Without it, a `warn` line says so.
+   */
+  onStale?: (record: PaymentRecord) => void | Promise<void>;
+  /** How long a payment may stay open before it is reported (see `onStale`). @defaultValue 86400000 (24 h) */
+  staleAfterMs?: number;
   /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
   signal?: AbortSignal;
   /** The first check of a payment is due this long after its record was created. @defaultValue 5000 */
@@ -43,7 +50,12 @@ export interface SettlementWorkerOptions {
    * @defaultValue 10000
    */
   notFoundGraceMs?: number;
-  /** How long a lease lasts unless renewed; renewed every third of it. @defaultValue 30000 */
+  /**
+   * How long a lease lasts unless renewed; renewed every third of it. It also sizes what the worker takes: about
+   * what its budget checks in half a lease period, at most `requestsPerSecond × maxIntervalMs / 1000` payments at
+   * the fastest pace, so several workers share a backlog. Keep it above twice the client's `timeoutMs` (a
+   * `warn` at start says when it is not longer than `timeoutMs`). @defaultValue 30000
+   */
   leaseMs?: number;
   /** The most open payments this worker leases at once (the rest are left to other workers). @defaultValue 1000 */
   maxLeasedPayments?: number;
@@ -69,8 +81,23 @@ export interface SettlementWorker {
 /** What the worker needs from its client. */
 export interface SettlementWorkerContext {
   readonly journal: PaymentJournal;
-  /** One status request, no retries, limited to `timeoutMs`, aborted by `signal`. */
-  readonly check: (referenceId: string, timeoutMs: number, signal: AbortSignal) => Promise<CollectionStatus>;
+  /**
+   * One status request, no retries, limited to `timeoutMs`, aborted by `signal`; `beforeSend` is awaited right
+   * before the request leaves (after the client's concurrency slot and key function): the worker's budget.
+   */
+  readonly check: (
+    referenceId: string,
+    timeoutMs: number,
+    signal: AbortSignal,
+    beforeSend?: () => Promise<void>,
+  ) => Promise<CollectionStatus>;
+  /** The client's limit on a `Retry-After` (the worker pauses at most this long on a 429). @defaultValue 60000 */
+  readonly maxRetryAfterMs?: number;
+  /**
+   * True when `check` awaits its `beforeSend` right before the request leaves (the client's does). Otherwise the
+   * worker takes the token itself just before calling `check`. @defaultValue false
+   */
+  readonly tokenAtSend?: boolean;
   /** The client's per-attempt time limit. */
   readonly timeoutMs: number;
   /** The client's retries after a first attempt (bounds how long an `initiate` can last). */
@@ -88,6 +115,7 @@ export interface Plan extends PollSchedule {
   leaseMs: number;
   maxLeasedPayments: number;
   scanIntervalMs: number;
+  staleAfterMs: number;
 }
 
 /**
@@ -101,12 +129,12 @@ export function plan(options: SettlementWorkerOptions): Plan {
     if (!Number.isSafeInteger(value) || value < 1) issues.push({ path: `options.${key}`, message: 'must be a whole number ≥ 1' });
     return value;
   };
-  const ms = (key: keyof PollSchedule | 'notFoundGraceMs' | 'leaseMs' | 'scanIntervalMs', fallback: number, min = 0) => {
+  const ms = (key: keyof PollSchedule | 'notFoundGraceMs' | 'leaseMs' | 'scanIntervalMs' | 'staleAfterMs', fallback: number, min = 0) => {
     const value = options[key] ?? fallback;
     if (!isTimerMs(value, min)) issues.push({ path: `options.${key}`, message: `must be a whole number of milliseconds ≥ ${min}` });
     return value;
   };
-  for (const key of ['onSettled'] as const) {
+  for (const key of ['onSettled', 'onStale'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function')
       issues.push({ path: `options.${key}`, message: 'must be a function' });
   }
@@ -120,6 +148,7 @@ export function plan(options: SettlementWorkerOptions): Plan {
     notFoundGraceMs: ms('notFoundGraceMs', POLL_DEFAULTS.notFoundGraceMs),
     leaseMs: ms('leaseMs', 30_000, 100),
     scanIntervalMs: ms('scanIntervalMs', 1_000, 1),
+    staleAfterMs: ms('staleAfterMs', 86_400_000, 1),
   };
   if (result.maxIntervalMs < result.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
   if (issues.length > 0) throw new RequestValidationError(issues, 'options');

@@ -10,9 +10,9 @@ import { ApiError } from '../core/errors.js';
 import type { Instrumentation, SettlementWorkerEvent, SettlementWorkerView } from '../core/instrumentation.js';
 import { isOpenPaymentState, OPEN_PAYMENT_STATES, type PaymentJournal, type PaymentRecord } from '../journal/journal.js';
 import type { CollectionStatus } from './schemas.js';
-import type { SettlementWorker, SettlementWorkerOptions } from './settlement-worker-options.js';
+import type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
 
-type Check = (referenceId: string, timeoutMs: number, signal: AbortSignal) => Promise<CollectionStatus>;
+type Check = SettlementWorkerContext['check'];
 
 /** Instruments one worker: call {@link instrument}, start the worker with what it returns, then {@link started}. */
 export class WorkerMonitor {
@@ -64,11 +64,11 @@ export class WorkerMonitor {
 
   /** The status check, timed and reported. */
   check(check: Check): Check {
-    return async (referenceId, timeoutMs, signal) => {
+    return async (referenceId, timeoutMs, signal, beforeSend) => {
       const started = Date.now();
       let status: number | undefined;
       try {
-        const result = await check(referenceId, timeoutMs, signal);
+        const result = await check(referenceId, timeoutMs, signal, beforeSend);
         status = 200;
         return result;
       } catch (error) {

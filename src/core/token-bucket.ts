@@ -28,9 +28,18 @@ export class TokenBucket {
     this.#windowMs = windowMs;
   }
 
-  /** When a token is free (≤ `now` when one is free now), in the clock's milliseconds. */
-  availableAt(now: number): number {
-    return Math.max(now, (this.#spentAt[this.#next] as number) + this.#windowMs);
+  /** When `count` tokens are free (≤ `now` when they are free now), in the clock's milliseconds. @defaultValue count 1 */
+  availableAt(now: number, count = 1): number {
+    // The ring holds spending times oldest first from #next: the count-th oldest frees the count-th token.
+    const index = (this.#next + Math.min(count, this.#spentAt.length) - 1) % this.#spentAt.length;
+    return Math.max(now, (this.#spentAt[index] as number) + this.#windowMs);
+  }
+
+  /** How many tokens are free at `now`. */
+  free(now: number): number {
+    let count = 0;
+    for (const spent of this.#spentAt) if (spent + this.#windowMs <= now) count++;
+    return count;
   }
 
   /** Spends a token if one is free at `now`; false (spending nothing) otherwise. */

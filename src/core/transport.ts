@@ -96,6 +96,11 @@ export interface CallSettings {
   readonly deadline?: number | undefined;
   /** What the instrumentation's `operation` hook gave the call (its span), handed to each attempt's hook. */
   readonly operation?: unknown;
+  /**
+   * Awaited right before the request leaves, after the concurrency slot and the key function (the settlement
+   * worker takes its budget's token here, where the request is actually sent).
+   */
+  readonly beforeSend?: (() => Promise<void>) | undefined;
 }
 
 /** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
@@ -118,6 +123,10 @@ export class Transport {
   readonly #authName: string;
   /** The client's logger; redacts everything it writes. */
   readonly logger: LevelLogger;
+  /** The client's limit on a `Retry-After` (the settlement worker pauses no longer either). */
+  get maxRetryAfterMs(): number {
+    return this.#config.maxRetryAfterMs;
+  }
   /** The key and the newest keys the key function returned: scrubbed from whatever an error or log keeps. */
   readonly #secrets = new SecretRedactor();
 
@@ -310,6 +319,7 @@ export class Transport {
   }
 
   async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
+    if (settings.beforeSend !== undefined) await settings.beforeSend();
     const [authName, authValue] = this.#profile.auth(apiKey);
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);

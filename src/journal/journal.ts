@@ -200,7 +200,9 @@ export interface PaymentJournal {
   history(referenceId: string): Promise<PaymentEvent[]>;
   /**
    * Leases up to `limit` open records that have no live lease (none, or expired, or released) to `owner`,
-   * oldest first, and resolves with them. Records already leased to `owner` are not returned again.
+   * and resolves with them. Which ones first: the shipped stores take records never leased (or released) first,
+   * newest first, then those whose lease ran out longest ago; a worker parks a payment until its next check
+   * by renewing its lease to that time, so this order serves new payments first and the others when due. Records already leased to `owner` are not returned again.
    */
   lease(request: LeaseRequest): Promise<PaymentRecord[]>;
   /**
@@ -210,6 +212,13 @@ export interface PaymentJournal {
   renew(owner: string, referenceIds: readonly string[], leaseMs: number): Promise<string[]>;
   /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
   release(owner: string, referenceIds: readonly string[]): Promise<void>;
+  /**
+   * Optional (fleet-20): calls `onChange` when the payment may have changed (at least whenever it reaches a final
+   * state, and whenever a change may have been missed), until the returned function is called. With it,
+   * `waitForSettlement` waits for the journal to say so; without it (or if it rejects), it reads the journal
+   * on a schedule. `PostgresJournal` implements it with one `LISTEN` connection per journal.
+   */
+  watch?(referenceId: string, onChange: () => void): Promise<() => void>;
   /** Frees the store's resources (connections, file handles). Optional; the SDK never calls it. */
   close?(): Promise<void>;
 }

@@ -131,3 +131,86 @@ export function eventToRow(referenceId: string, event: PaymentEvent): (string | 
     event.by,
   ];
 }
+
+// --- fleet-20: rows that cannot be read are reported once and skipped ---
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const STATES = new Set<string>(['initiating', 'pending', 'unknown', 'rejected', 'not-sent', 'successful', 'failed']);
+
+/** Why a row cannot be read as a record, or `undefined` when it can (what {@link rowToRecord} relies on). */
+function unreadable(row: RecordRow): string | undefined {
+  if (typeof row.reference_id !== 'string' || !UUID.test(row.reference_id))
+    return 'a reference_id that is not a UUID (a row the SDK did not write)';
+  if (typeof row.state !== 'string' || !STATES.has(row.state)) return 'an unknown state';
+  if (!Number.isFinite(Number(row.amount))) return 'an amount that is not a number';
+  for (const column of ['created_at', 'updated_at'] as const) {
+    const value = row[column];
+    if (!(value instanceof Date ? Number.isFinite(value.getTime()) : Number.isFinite(Date.parse(String(value)))))
+      return `a ${column} that is not a time`;
+  }
+  if (row.error !== null && row.error !== undefined) {
+    let error: unknown = row.error;
+    if (typeof error === 'string') {
+      try {
+        error = JSON.parse(error);
+      } catch {
+        return 'an error column that is not JSON';
+      }
+    }
+    if (typeof error !== 'object' || error === null || typeof (error as { name?: unknown }).name !== 'string')
+      return 'an error column that is not an object with a name';
+  }
+  return undefined;
+}
+
+/** What a store is told about a row it skipped. */
+export interface UnreadableRow {
+  /** The row's `reference_id` as stored (may be anything: the row is not the SDK's). */
+  readonly referenceId: string;
+  /** Why it cannot be read. */
+  readonly reason: string;
+}
+
+/**
+ * Reads rows as records, skipping a row that cannot be read (corrupt, foreign, another version's) and reporting
+ * each such row once per journal object: one bad row never stops a list, a lease or a read of the others.
+ */
+export class RowReader {
+  readonly #reported = new Set<string>();
+  readonly #report: (row: UnreadableRow) => void;
+
+  constructor(report: ((row: UnreadableRow) => void) | undefined) {
+    this.#report =
+      report ??
+      ((row) =>
+        console.warn(
+          `tap-collections-sdk journal: skipped a row that cannot be read (reference_id ${JSON.stringify(row.referenceId)}: ${row.reason})`,
+        ));
+  }
+
+  /** The record, or `undefined` (reported once) when the row cannot be read. */
+  read(row: RecordRow): PaymentRecord | undefined {
+    const reason = unreadable(row);
+    if (reason === undefined) return rowToRecord(row);
+    const referenceId = String(row.reference_id).slice(0, 200);
+    if (!this.#reported.has(referenceId)) {
+      this.#reported.add(referenceId);
+      try {
+        this.#report({ referenceId, reason });
+      } catch {
+        // A reporter that throws must not turn a skipped row into a failed read.
+      }
+    }
+    return undefined;
+  }
+
+  /** Every readable record of `rows`, in order. */
+  readAll(rows: readonly RecordRow[]): PaymentRecord[] {
+    const records: PaymentRecord[] = [];
+    for (const row of rows) {
+      const record = this.read(row);
+      if (record !== undefined) records.push(record);
+    }
+    return records;
+  }
+}

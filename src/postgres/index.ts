@@ -15,6 +15,8 @@
  * @packageDocumentation
  * @module tap-collections-sdk/postgres
  */
+
+import type { Logger } from '../core/logger.js';
 import type {
   LeaseRequest,
   NewPaymentRecord,
@@ -25,7 +27,7 @@ import type {
   PaymentRecord,
   PaymentTransition,
 } from '../journal/journal.js';
-import { RECORD_COLUMNS, type RecordRow, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
+import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 
 /** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
 export interface PostgresPool {
@@ -33,6 +35,20 @@ export interface PostgresPool {
   query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
   /** Closes the pool's connections. */
   end(): Promise<void>;
+  /**
+   * Checks out one connection (as `pg.Pool#connect`): {@link PostgresJournal.watch} holds one for `LISTEN`.
+   * Without it, `waitForSettlement` reads the journal on a schedule instead.
+   */
+  connect?(): Promise<PostgresListenClient>;
+}
+
+/** The part of a checked-out `pg` client that `LISTEN` needs (fleet-20). */
+export interface PostgresListenClient {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+  /** Returns the connection to the pool; `true` (or an error) discards it. */
+  release(destroy?: boolean | Error): void;
 }
 
 /** What {@link PostgresPool.query} resolves with (as `pg` does). */
@@ -59,23 +75,35 @@ export type PostgresJournalOptions = (
     }
 ) & {
   /**
-   * The table's name: letters, digits and `_`, not starting with a digit, at most 50 characters (PostgreSQL
+   * The table's name: letters, digits and `_`, not starting with a digit, at most 47 characters (PostgreSQL
    * cuts names at 63, and the history table and the indexes add a suffix to it); created
    * on first use (or by {@link PostgresJournal.migrate}). @defaultValue `'tap_payment_journal'`
    */
   tableName?: string;
   /** The schema the table lives in (same rules as `tableName`). @defaultValue the connection's `search_path` */
   schema?: string;
+  /**
+   * Where the journal reports what it rides out: a connection of its own pool that broke (the database
+   * restarted or is unreachable: calls fail until it is back, nothing crashes) and a row it skipped because it
+   * cannot be read (once per row). @defaultValue `console`
+   */
+  logger?: Pick<Logger, 'warn'>;
 };
 
 /** The part of the `pg` module the journal uses. */
 interface PgModule {
-  Pool: new (config: { connectionString: string }) => PostgresPool;
+  Pool: new (config: { connectionString: string }) => PostgresPool & { on(event: 'error', listener: (error: Error) => void): unknown };
 }
 
+/** A reference id as the SDK writes it (lower-case UUID): other rows are foreign and never leased. */
+const UUID_SQL = "'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'";
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-/** Table names leave room for the longest suffix derived from them (`_history_ref_idx`) within PostgreSQL's 63. */
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
+/**
+ * Table names leave room for the longest suffix derived from them (`_history_ref_idx`, 16 characters) within
+ * PostgreSQL's 63: a longer name would be cut silently, and the index named after it lost.
+ */
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,46}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
 /**
  * The server's clock, cut to the millisecond: the precision a JavaScript `Date` reads back. Times kept finer
@@ -101,13 +129,19 @@ export class PostgresJournal implements PaymentJournal {
   readonly #connectionString: string | undefined;
   #pool: PostgresPool | Promise<PostgresPool> | undefined;
   #ready: Promise<void> | undefined;
+  readonly #logger: Pick<Logger, 'warn'>;
+  readonly #rows: RowReader;
+  readonly #channel: string;
+  /** When the last broken connection was logged: one line per outage, not one per pooled connection. */
+  #brokenLoggedAt = 0;
+  #listener: Listener | undefined;
 
   /** @throws TypeError on a missing connection or a table or schema name that is not a plain identifier. */
   constructor(options: PostgresJournalOptions) {
     const { tableName = 'tap_payment_journal', schema } = options ?? ({} as PostgresJournalOptions);
     if (!TABLE_NAME.test(tableName)) {
       throw new TypeError(
-        'PostgresJournal: tableName must be letters, digits and _, not starting with a digit, at most 50 characters (the names derived from it must fit in 63)',
+        'PostgresJournal: tableName must be letters, digits and _, not starting with a digit, at most 47 characters (the names derived from it must fit in 63)',
       );
     }
     if (schema !== undefined && !IDENTIFIER.test(schema))
@@ -127,6 +161,14 @@ export class PostgresJournal implements PaymentJournal {
     this.#table = qualified(tableName);
     this.#history = qualified(`${tableName}_history`);
     this.#tableName = tableName;
+    this.#logger = options.logger ?? console;
+    this.#rows = new RowReader((row) =>
+      this.#logger.warn(`PostgresJournal: skipped a row of ${tableName} that cannot be read`, {
+        referenceId: row.referenceId,
+        reason: row.reason,
+      }),
+    );
+    this.#channel = `${tableName}_settled`;
   }
 
   /**
@@ -195,8 +237,24 @@ export class PostgresJournal implements PaymentJournal {
           by text NOT NULL
         );
         CREATE INDEX IF NOT EXISTS "${name}_history_ref_idx" ON ${this.#history} (reference_id, id);
+        -- fleet-20: leases in due order (never leased first, then by when the lease ran out).
+        CREATE INDEX IF NOT EXISTS "${name}_due_idx" ON ${this.#table} (lease_expires_at NULLS FIRST, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
+        -- fleet-20: a transition to a final state notifies waiters (waitForSettlement) when it commits.
+        CREATE OR REPLACE FUNCTION ${this.#notifyFunction()}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            PERFORM pg_notify('${this.#channel}', NEW.reference_id);
+            RETURN NULL;
+          END $fn$;
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '${this.#table}'::regclass AND tgname = '${name}_settled') THEN
+          CREATE TRIGGER "${name}_settled" AFTER INSERT OR UPDATE OF state ON ${this.#table}
+            FOR EACH ROW WHEN (NEW.state NOT IN ${OPEN}) EXECUTE FUNCTION ${this.#notifyFunction()}();
+        END IF;
       END $$`,
     );
+  }
+
+  #notifyFunction(): string {
+    return this.#table.replace(/"$/, '_notify"');
   }
 
   async #poolOf(): Promise<PostgresPool> {
@@ -205,10 +263,22 @@ export class PostgresJournal implements PaymentJournal {
       // Loaded on first use: `pg` is an optional peer, and CommonJS (its default export holds the API).
       this.#pool = import('pg').then((module: unknown) => {
         const pg = ((module as { default?: unknown }).default ?? module) as PgModule;
-        return new pg.Pool({ connectionString });
+        const pool = new pg.Pool({ connectionString });
+        // fleet-20: an idle connection that breaks (a database restart) is an 'error' event on the pool: without a
+        // listener Node ends the process. It stays attached after close(): connections may still break while ending.
+        pool.on('error', (error) => this.#connectionBroke(error));
+        return pool;
       });
     }
     return this.#pool;
+  }
+
+  /** One log line per outage: every pooled connection breaks at once when the database restarts. */
+  #connectionBroke(error: Error): void {
+    const now = Date.now();
+    if (now - this.#brokenLoggedAt < 10_000) return;
+    this.#brokenLoggedAt = now;
+    this.#logger.warn('PostgresJournal: a database connection broke; calls fail until the database is back', { reason: error.message });
   }
 
   async #query(text: string, values: unknown[]): Promise<PostgresQueryResult> {
@@ -298,7 +368,7 @@ export class PostgresJournal implements PaymentJournal {
   /** The record for `referenceId`, or `undefined`. */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const result = await this.#query(`SELECT * FROM ${this.#table} WHERE reference_id = $1`, [referenceId]);
-    return result.rows.length === 0 ? undefined : rowToRecord(result.rows[0] as RecordRow);
+    return result.rows.length === 0 ? undefined : this.#rows.read(result.rows[0] as RecordRow);
   }
 
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
@@ -315,18 +385,26 @@ export class PostgresJournal implements PaymentJournal {
       limit = `LIMIT $${values.length}`;
     }
     const result = await this.#query(`SELECT * FROM ${this.#table} ${where} ORDER BY created_at, reference_id ${limit}`, values);
-    return result.rows.map((row) => rowToRecord(row as RecordRow));
+    return this.#rows.readAll(result.rows as RecordRow[]);
   }
 
-  /** Leases up to `limit` open records nobody holds (or whose lease ran out) to `owner`, oldest first, in one statement. */
+  /**
+   * Leases up to `limit` open records nobody holds (or whose lease ran out) to `owner`, in one statement: those
+   * never leased (newest first: a payment
+   * just initiated is due soonest), then those whose lease ran out longest ago (a worker parks a payment until its next
+   * check by renewing its lease to then).
+   */
   async lease(request: LeaseRequest): Promise<PaymentRecord[]> {
     // SKIP LOCKED lets concurrent workers claim disjoint batches without waiting for each other; the
     // claim re-checks the lease on the row's newest version, so a lease is never granted twice.
+    // fleet-20: rows that cannot be read are never leased (a foreign id, an error that is not a JSON object):
+    // a lease committed on a row that then fails to read would leave it leased to nobody.
     const result = await this.#query(
       `WITH free AS (
          SELECT reference_id FROM ${this.#table}
          WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= now())
-         ORDER BY created_at, reference_id
+           AND reference_id ~* ${UUID_SQL} AND (error IS NULL OR jsonb_typeof(error) = 'object')
+         ORDER BY lease_expires_at NULLS FIRST, created_at DESC, reference_id DESC
          LIMIT $3
          FOR UPDATE SKIP LOCKED
        )
@@ -336,7 +414,16 @@ export class PostgresJournal implements PaymentJournal {
        RETURNING journal.*`,
       [request.owner, request.leaseMs, request.limit],
     );
-    return result.rows.map((row) => rowToRecord(row as RecordRow)).sort(oldestFirst);
+    const records: PaymentRecord[] = [];
+    const unread: string[] = [];
+    for (const row of result.rows as RecordRow[]) {
+      const record = this.#rows.read(row);
+      if (record === undefined) unread.push(String(row.reference_id));
+      else records.push(record);
+    }
+    // Whatever the filter above missed is released at once, never left leased to a worker that cannot use it.
+    if (unread.length > 0) await this.release(request.owner, unread);
+    return records.sort(oldestFirst);
   }
 
   /**
@@ -365,8 +452,24 @@ export class PostgresJournal implements PaymentJournal {
     );
   }
 
+  /**
+   * Calls `onChange` whenever the payment may have reached a final state (a `NOTIFY` sent by the transition's
+   * commit), and after the listening connection was lost and made again (a notification may have been missed
+   * meanwhile). One `LISTEN` connection per journal, shared by every watcher. Resolves with the function that
+   * stops watching.
+   */
+  async watch(referenceId: string, onChange: () => void): Promise<() => void> {
+    await this.migrate();
+    const pool = await this.#poolOf();
+    if (typeof pool.connect !== 'function') throw new TypeError('PostgresJournal: the pool has no connect() for LISTEN');
+    this.#listener ??= new Listener(pool, this.#channel, this.#logger);
+    return this.#listener.add(referenceId, onChange);
+  }
+
   /** Ends the pool the journal opened from a connection string (a pool you passed is left to you). */
   async close(): Promise<void> {
+    this.#listener?.close();
+    this.#listener = undefined;
     if (!this.#ownsPool || this.#pool === undefined) return;
     const pool = await this.#pool;
     this.#pool = undefined;
@@ -378,4 +481,123 @@ export class PostgresJournal implements PaymentJournal {
 function oldestFirst(a: PaymentRecord, b: PaymentRecord): number {
   if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
   return a.referenceId < b.referenceId ? -1 : a.referenceId > b.referenceId ? 1 : 0;
+}
+
+/**
+ * fleet-20: the one `LISTEN` connection of a journal, shared by every waiter. A connection that breaks is made
+ * again (after a pause) and every waiter is told, since a notification may have been sent while it was down.
+ */
+class Listener {
+  readonly #pool: PostgresPool;
+  readonly #channel: string;
+  readonly #logger: Pick<Logger, 'warn'>;
+  readonly #watchers = new Map<string, Set<() => void>>();
+  #client: Promise<PostgresListenClient | undefined> | undefined;
+  #closed = false;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(pool: PostgresPool, channel: string, logger: Pick<Logger, 'warn'>) {
+    this.#pool = pool;
+    this.#channel = channel;
+    this.#logger = logger;
+  }
+
+  async add(referenceId: string, onChange: () => void): Promise<() => void> {
+    const set = this.#watchers.get(referenceId) ?? new Set<() => void>();
+    this.#watchers.set(referenceId, set);
+    set.add(onChange);
+    const remove = () => {
+      set.delete(onChange);
+      if (set.size === 0 && this.#watchers.get(referenceId) === set) this.#watchers.delete(referenceId);
+      if (this.#watchers.size === 0) this.#disconnect();
+    };
+    const connected = await this.#connection();
+    if (connected === undefined) {
+      remove();
+      throw new Error('PostgresJournal: could not LISTEN');
+    }
+    return remove;
+  }
+
+  /** The one connection, made when there is none. */
+  #connection(): Promise<PostgresListenClient | undefined> {
+    this.#client ??= this.#connect();
+    return this.#client;
+  }
+
+  async #connect(): Promise<PostgresListenClient | undefined> {
+    const connect = this.#pool.connect as () => Promise<PostgresListenClient>;
+    let client: PostgresListenClient;
+    try {
+      client = await connect.call(this.#pool);
+    } catch (error) {
+      this.#client = undefined;
+      this.#reconnectLater(error);
+      return undefined;
+    }
+    const onLost = (error?: Error) => {
+      if (!this.#drop(client, error ?? true)) return;
+      if (this.#closed) return;
+      this.#client = undefined;
+      this.#reconnectLater(error);
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    client.on('notification', (message) => {
+      if (message.channel !== this.#channel || message.payload === undefined) return;
+      for (const watcher of this.#watchers.get(message.payload) ?? []) watcher();
+    });
+    try {
+      await client.query(`LISTEN "${this.#channel}"`);
+    } catch (error) {
+      onLost(error as Error);
+      return undefined;
+    }
+    return client;
+  }
+
+  /** Connections already handed back: pg throws on a second release (an 'end' after an UNLISTEN's release). */
+  readonly #dropped = new WeakSet<PostgresListenClient>();
+
+  /** Hands the connection back once; false when it was already. */
+  #drop(client: PostgresListenClient, destroy: boolean | Error | undefined): boolean {
+    if (this.#dropped.has(client)) return false;
+    this.#dropped.add(client);
+    client.release(destroy);
+    return true;
+  }
+
+  #reconnectLater(error: unknown): void {
+    if (this.#closed || this.#watchers.size === 0 || this.#retry !== undefined) return;
+    this.#logger.warn('PostgresJournal: the LISTEN connection broke; waiters read the journal until it is back', {
+      reason: error instanceof Error ? error.message : String(error),
+    });
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      if (this.#closed || this.#watchers.size === 0) return;
+      void this.#connection().then((client) => {
+        // Back: whatever settled meanwhile sent its notification to nobody; every waiter reads again.
+        if (client !== undefined) for (const set of this.#watchers.values()) for (const watcher of set) watcher();
+      });
+    }, 1_000);
+  }
+
+  #disconnect(): void {
+    const client = this.#client;
+    this.#client = undefined;
+    void client?.then((connected) => {
+      if (connected === undefined) return;
+      connected.query(`UNLISTEN "${this.#channel}"`).then(
+        () => this.#drop(connected, undefined),
+        () => this.#drop(connected, true),
+      );
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#watchers.clear();
+    this.#disconnect();
+  }
 }

