@@ -231,6 +231,20 @@ describe('checkPaymentJournal fails broken stores', () => {
     expect(names.some((name) => name.startsWith('concurrent lease calls'))).toBe(true);
   });
 
+  it('a store that leases the oldest payments first (new payments would wait behind ones that never settle)', async () => {
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        lease: async (request) => {
+          const free = await inner.lease({ ...request, limit: Number.MAX_SAFE_INTEGER });
+          const oldestFirst = [...free].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+          await inner.release(request.owner, oldestFirst.slice(request.limit).map((record) => record.referenceId));
+          return oldestFirst.slice(0, request.limit);
+        },
+      })),
+    );
+    expect(failed(results).some((name) => name.startsWith('lease hands open records to one owner'))).toBe(true);
+  });
+
   it('a store whose lease bumps the version (a lease is not a change of the payment)', async () => {
     const results = await checkPaymentJournal(
       broken((inner) => ({

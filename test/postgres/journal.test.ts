@@ -138,9 +138,10 @@ describe('PostgresJournal', () => {
     const journal = journalOn(name);
     const open = record();
     const other = record();
-    await journal.insert(open);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    // `open` is the newer: of two leases that ran out together, the newer payment is due first.
     await journal.insert(other);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await journal.insert(open);
     expect((await journal.lease({ owner: 'dead', leaseMs: 50, limit: 10 })).length).toBe(2);
     expect(await journal.lease({ owner: 'alive', leaseMs: 60_000, limit: 10 })).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 80));
