@@ -130,9 +130,9 @@ class Worker implements SettlementWorker {
     this.#reserve = maxLeasedPayments < 2 ? 0 : Math.max(1, Math.min(Math.ceil(share / 4), Math.floor(maxLeasedPayments / 2)));
     this.#quota = Math.min(share, maxLeasedPayments - this.#reserve);
     this.#firstCheckTokens = requestsPerSecond < 2 ? 0 : Math.max(1, Math.floor(requestsPerSecond / 10));
-    if (leaseMs <= context.timeoutMs) {
+    if (leaseMs < context.timeoutMs) {
       context.logger.warn(
-        `settlement worker: leaseMs (${leaseMs} ms) is not longer than a check's time limit (timeoutMs ${context.timeoutMs} ms): checks are cut short to fit the lease and may never finish; make leaseMs at least twice timeoutMs`,
+        `settlement worker: leaseMs (${leaseMs} ms) is shorter than a check's time limit (timeoutMs ${context.timeoutMs} ms): checks are cut short to fit the lease and may never finish; make leaseMs at least twice timeoutMs`,
       );
     }
     this.#signal = options.signal;
@@ -205,8 +205,9 @@ class Worker implements SettlementWorker {
       if (free <= 0) break;
       const fresh = this.#fresh.peek();
       const queue = fresh !== undefined && fresh.dueAt <= at ? this.#fresh : this.#queue;
-      // Re-checks leave a token or two of every window to first checks: a new payment is checked on time
-      // however many old ones fill the budget.
+      // Re-checks leave a token or two of every window to first checks, also while none waits (a new payment may be
+      // leased any moment, and a token spent now stays spent 1.25 s): a new payment is checked on time however many
+      // old ones fill the budget.
       if (queue === this.#queue && free <= this.#firstCheckTokens) break;
       const head = queue.peek();
       if (head === undefined || head.dueAt > at) break;

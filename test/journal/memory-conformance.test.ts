@@ -237,7 +237,10 @@ describe('checkPaymentJournal fails broken stores', () => {
         lease: async (request) => {
           const free = await inner.lease({ ...request, limit: Number.MAX_SAFE_INTEGER });
           const oldestFirst = [...free].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
-          await inner.release(request.owner, oldestFirst.slice(request.limit).map((record) => record.referenceId));
+          await inner.release(
+            request.owner,
+            oldestFirst.slice(request.limit).map((record) => record.referenceId),
+          );
           return oldestFirst.slice(0, request.limit);
         },
       })),

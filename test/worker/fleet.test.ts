@@ -182,13 +182,14 @@ describe('the fleet', () => {
     expect(lines.error.join('\n')).toMatch(/maxRetryAfterMs/);
   });
 
-  it('warns at start when leaseMs is not longer than a check’s time limit', async () => {
+  it('warns at start when leaseMs is shorter than a check’s time limit; the defaults (both 30 s) do not', async () => {
     const lines = logLines();
     const worker = client(new MemoryJournal(), [], { logger: lines.logger, timeoutMs: 5_000 }).startSettlementWorker({ leaseMs: 1_000 });
     await worker.stop();
-    expect(lines.warn.join('\n')).toMatch(/leaseMs \(1000 ms\) is not longer than/);
+    expect(lines.warn.join('\n')).toMatch(/leaseMs \(1000 ms\) is shorter than/);
     const quiet = logLines();
     await client(new MemoryJournal(), [], { logger: quiet.logger, timeoutMs: 5_000 }).startSettlementWorker({ leaseMs: 10_000 }).stop();
+    await client(new MemoryJournal(), [], { logger: quiet.logger }).startSettlementWorker().stop();
     expect(quiet.warn).toEqual([]);
   });
 
