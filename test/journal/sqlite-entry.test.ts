@@ -15,10 +15,12 @@ beforeAll(() => {
 const script = (load: string) => `
 ${load}
 const journal = new SqliteJournal(':memory:');
-const record = { referenceId: 'r', state: 'initiating', productId: 'p', amount: 1, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'v1:abc' };
+// A reference id is a UUID: a row holding anything else is one the SDK did not write, and is skipped.
+const id = '00000000-0000-4000-8000-000000000001';
+const record = { referenceId: id, state: 'initiating', productId: 'p', amount: 1, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'v1:abc' };
 const first = await journal.insert(record);
-const moved = await journal.transition('r', 1, { state: 'pending', by: 'entry' });
-console.log(first.version, await journal.insert(record), moved.applied, (await journal.get('r')).state, (await journal.history('r')).length);
+const moved = await journal.transition(id, 1, { state: 'pending', by: 'entry' });
+console.log(first.version, await journal.insert(record), moved.applied, (await journal.get(id)).state, (await journal.history(id)).length);
 `;
 
 it('loads through import and through require, and works', async () => {
