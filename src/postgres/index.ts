@@ -44,8 +44,11 @@ export interface PostgresPool {
 
 /** The part of a checked-out `pg` client that `LISTEN` needs (fleet-20). */
 export interface PostgresListenClient {
+  /** Runs one statement on this connection (`LISTEN`, `UNLISTEN`). */
   query(text: string, values?: unknown[]): Promise<unknown>;
+  /** Called for each `NOTIFY` on a channel this connection listens to. */
   on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  /** Called when the connection fails or ends: the journal opens a new one and listens again. */
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
   /** Returns the connection to the pool; `true` (or an error) discards it. */
   release(destroy?: boolean | Error): void;
