@@ -17,8 +17,17 @@ export interface ProcessScript {
   dir: string;
 }
 
-/** Bundles `entry` (a URL, e.g. `new URL('./processes/till.ts', import.meta.url)`) before the file's tests run. */
-export function useProcessScript(entry: URL, name: string, external: string[] = []): ProcessScript {
+/**
+ * Bundles `entry` (a URL, e.g. `new URL('./processes/till.ts', import.meta.url)`) before the file's tests run.
+ * `external` packages are left out of the bundle; `requireShim` gives the bundle a real `require`, which a CommonJS
+ * dependency bundled in (pg) needs for Node's built-ins.
+ */
+export function useProcessScript(
+  entry: URL,
+  name: string,
+  external: string[] = [],
+  options: { requireShim?: boolean } = {},
+): ProcessScript {
   const script: ProcessScript = { path: '', dir: '' };
   beforeAll(async () => {
     script.dir = await mkdtemp(join(tmpdir(), `tap-collections-${name}-`));
@@ -31,6 +40,14 @@ export function useProcessScript(entry: URL, name: string, external: string[] = 
       format: 'esm',
       target: 'node22',
       external,
+      // A CommonJS dependency bundled into ESM (e.g. pg) requires Node's built-ins: give it a real require.
+      ...(options.requireShim
+        ? {
+            banner: {
+              js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+            },
+          }
+        : {}),
       logLevel: 'silent',
     });
   });
