@@ -30,7 +30,6 @@
  * reference at most, and no 409), no collection the journal does not know, every record at the service's state, or
  * `not-sent` exactly when the service holds nothing.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,6 +39,7 @@ import { CollectionsClient, type PaymentJournal, type PaymentRecord } from '../.
 import { PostgresJournal } from '../../src/postgres/index.js';
 import { SqliteJournal } from '../../src/sqlite/index.js';
 import { COLLECTIONS_API_KEYS, createSimulator, type RunningSimulator, startSimulator } from '../../src/testing/index.js';
+import { type LineProcess, startLineProcess } from '../helpers/line-process.js';
 import { useProcessScript } from '../helpers/process-script.js';
 
 const ROUNDS = Number(process.env.FLEET_ROUNDS ?? 6);
@@ -130,12 +130,8 @@ function forwarded(headers: IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
-interface Till {
+interface Till extends LineProcess {
   readonly name: string;
-  readonly child: ChildProcess;
-  readonly lines: string[];
-  waitFor(pattern: RegExp): Promise<void>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
 interface Lane {
@@ -150,54 +146,19 @@ interface Lane {
 
 function startTill(lane: Lane, name: string, referenceId: string, ahead: boolean): Till {
   const args = [...(ahead ? ['--import', clockAhead.path] : []), till.path];
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      ...lane.journalEnv,
-      NODE_COMPILE_CACHE: join(till.dir, 'compile-cache'),
-      CLOCK_AHEAD_MS: ahead ? String(AHEAD_MS) : '0',
-      FLEET_BASE_URL: lane.front.baseUrl,
-      FLEET_API_KEY: COLLECTIONS_API_KEYS.primary,
-      FLEET_REFERENCE: referenceId,
-      FLEET_GRACE_MS: String(GRACE_MS),
-      FLEET_TIMEOUT_MS: String(TIMEOUT_MS),
-      FLEET_MODE: 'sell',
-    },
-  });
-  const lines: string[] = [];
-  let partial = '';
-  let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    partial += chunk;
-    const complete = partial.split('\n');
-    partial = complete.pop() ?? '';
-    lines.push(...complete);
-    for (const wake of waiters) wake();
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal, stderr })),
-  );
-  const waitFor = (pattern: RegExp) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (lines.some((line) => pattern.test(line))) {
-          waiters.delete(check);
-          resolve();
-        } else if (child.exitCode !== null || child.signalCode !== null) {
-          waiters.delete(check);
-          reject(new Error(`till ${name} ended before ${pattern}:\n${lines.join('\n')}\n${stderr}`));
-        }
-      };
-      waiters.add(check);
-      child.once('exit', check);
-      check();
-    });
-  return { name, child, lines, waitFor, exited };
+  const env = {
+    ...process.env,
+    ...lane.journalEnv,
+    NODE_COMPILE_CACHE: join(till.dir, 'compile-cache'),
+    CLOCK_AHEAD_MS: ahead ? String(AHEAD_MS) : '0',
+    FLEET_BASE_URL: lane.front.baseUrl,
+    FLEET_API_KEY: COLLECTIONS_API_KEYS.primary,
+    FLEET_REFERENCE: referenceId,
+    FLEET_GRACE_MS: String(GRACE_MS),
+    FLEET_TIMEOUT_MS: String(TIMEOUT_MS),
+    FLEET_MODE: 'sell',
+  };
+  return { name, ...startLineProcess(args, env, `till ${name}`) };
 }
 
 /** A till that must finish by itself: exits 0 having settled the sale or learnt it was never sent. */

@@ -8,7 +8,6 @@
  * Six lanes (a journal file and a simulator each) run side by side: spawning dominates the run time, and the processes
  * share a V8 compile cache.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { PaymentRecord } from '../../src/index.js';
@@ -21,6 +20,7 @@ import {
   type Simulator,
   startSimulator,
 } from '../../src/testing/index.js';
+import { type LineProcess, startLineProcess } from '../helpers/line-process.js';
 import { useProcessScript } from '../helpers/process-script.js';
 
 const MOMENTS = [
@@ -41,56 +41,16 @@ const LAST_RESTART_LATER_MS = 30_000;
 
 const script = useProcessScript(new URL('./processes/till.ts', import.meta.url), 'till');
 
-interface Till {
-  readonly child: ChildProcess;
-  readonly lines: string[];
-  waitFor(pattern: RegExp): Promise<void>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
-}
+type Till = LineProcess;
 
 function startTill(file: string, baseUrl: string, mode?: string, journalClockOffsetMs = 0): Till {
   const args = [script.path, file, baseUrl, COLLECTIONS_API_KEYS.primary, String(GRACE_MS), ...(mode ? [mode] : [])];
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      NODE_COMPILE_CACHE: join(script.dir, 'compile-cache'),
-      TILL_JOURNAL_CLOCK_OFFSET_MS: String(journalClockOffsetMs),
-    },
-  });
-  const lines: string[] = [];
-  let pending = '';
-  let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    pending += chunk;
-    const complete = pending.split('\n');
-    pending = complete.pop() ?? '';
-    lines.push(...complete);
-    for (const wake of waiters) wake();
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal, stderr })),
-  );
-  const waitFor = (pattern: RegExp) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (lines.some((line) => pattern.test(line))) {
-          waiters.delete(check);
-          resolve();
-        } else if (child.exitCode !== null) {
-          waiters.delete(check);
-          reject(new Error(`till exited before ${pattern}:\n${lines.join('\n')}\n${stderr}`));
-        }
-      };
-      waiters.add(check);
-      child.once('exit', check);
-      check();
-    });
-  return { child, lines, waitFor, exited };
+  const env = {
+    ...process.env,
+    NODE_COMPILE_CACHE: join(script.dir, 'compile-cache'),
+    TILL_JOURNAL_CLOCK_OFFSET_MS: String(journalClockOffsetMs),
+  };
+  return startLineProcess(args, env, 'till');
 }
 
 interface Sale {
