@@ -8,21 +8,9 @@
  * It runs the SDK's sources and the test suite's fault server under Node's type stripping; those import
  * each other as `.js` (the compiler's convention), so a resolve hook maps a missing `.js` to its `.ts`.
  */
-import { existsSync } from 'node:fs';
-import { registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import './source-imports.ts';
 import type { ChaosOptions, ChaosReport } from '../test/faults/chaos.ts';
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    if (specifier.startsWith('.') && specifier.endsWith('.js') && context.parentURL?.startsWith('file:')) {
-      const asWritten = new URL(specifier, context.parentURL);
-      const source = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);
-      if (!existsSync(fileURLToPath(asWritten)) && existsSync(fileURLToPath(source))) return nextResolve(source.href, context);
-    }
-    return nextResolve(specifier, context);
-  },
-});
 
 /** The defaults of the soak: 2 000 creates, the seed of the table in docs/reliability.md. */
 export const CHAOS_DEFAULTS = { creates: 2_000, seed: 20_261_123, concurrency: 64, maxLagMs: 600, timeoutMs: 1_000 } as const;

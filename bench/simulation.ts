@@ -8,21 +8,8 @@
  * journal binding, createOnce); those import each other as `.js`, so a resolve hook maps a missing `.js` to its `.ts`
  * (as bench/chaos.ts does).
  */
-import { existsSync } from 'node:fs';
-import { registerHooks } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import './source-imports.ts';
 import { passFail, printTable } from './harness.ts';
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    if (specifier.startsWith('.') && specifier.endsWith('.js') && context.parentURL?.startsWith('file:')) {
-      const asWritten = new URL(specifier, context.parentURL);
-      const source = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);
-      if (!existsSync(fileURLToPath(asWritten)) && existsSync(fileURLToPath(source))) return nextResolve(source.href, context);
-    }
-    return nextResolve(specifier, context);
-  },
-});
 
 const DEFAULT_STEPS = 1_000_000;
 

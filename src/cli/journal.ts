@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PaymentJournal, PaymentRecord, PaymentState } from '../index.js';
+import type { PaymentEvent, PaymentRecord, PaymentState } from '../index.js';
 import type { Command } from './main.js';
 import { closeJournal, Failure, openJournal, parse, UsageError, wholeNumber } from './shared.js';
 
@@ -12,7 +12,7 @@ const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--l
        tap-collections-sdk journal show <referenceId> [--journal <url>]
 
 list   the payments of the journal, oldest first: created, reference, state, amount, phone (masked), last status
-show   one payment: its record, then every change of its state as a timeline (when the journal keeps history)
+show   one payment: its record, then every change of its state as a timeline
 
 States: initiating, pending, unknown (open); rejected, not-sent, successful, failed (final).
 Environment: COLLECTIONS_JOURNAL (default for --journal). No API key is needed: only the journal is read.
@@ -26,21 +26,6 @@ Options:
 `;
 
 const STATES: readonly PaymentState[] = ['initiating', 'pending', 'unknown', 'rejected', 'not-sent', 'successful', 'failed'];
-
-/**
- * One transition of a payment, as `PaymentJournal.history()` returns it (the wave 3 contract). Declared here so the
- * command runs against stores with or without history.
- */
-interface PaymentEvent {
-  readonly at: string;
-  readonly from: PaymentState | null;
-  readonly to: PaymentState;
-  readonly statusText?: string;
-  readonly transactionCode?: string;
-  readonly requestId?: string;
-  readonly by: string;
-}
-type WithHistory = { history?: (referenceId: string) => Promise<PaymentEvent[]> };
 
 /** `2026-01-31 12:00:05.123Z`: a time a person reads, still UTC and exact. */
 function time(iso: string): string {
@@ -138,8 +123,7 @@ async function show(args: readonly string[]) {
   try {
     const record = await journal.get(referenceId);
     if (record === undefined) throw new Failure(`no payment with referenceId ${referenceId} in the journal`);
-    const withHistory = journal as PaymentJournal & WithHistory;
-    const history = typeof withHistory.history === 'function' ? await withHistory.history(referenceId) : undefined;
+    const history = await journal.history(referenceId);
     process.stdout.write(showLines(record, history));
   } finally {
     await closeJournal(journal);
