@@ -217,7 +217,7 @@ export class Transport {
   }
 
   /**
-   * {@link withRetries} from its first attempt's failure on: a hot path that sends its first attempt itself (no
+   * `withRetries` from its first attempt's failure on: a hot path that sends its first attempt itself (no
    * closure for an answer that comes at once) hands the failure here, and the policy goes on exactly as in
    * `withRetries`.
    */
