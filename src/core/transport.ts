@@ -206,21 +206,42 @@ export class Transport {
   async withRetries<T>(
     settings: CallSettings,
     attempt: (attemptNumber: number) => Promise<T>,
-    mayRetry: (error: unknown) => boolean = () => true,
+    mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
   ): Promise<T> {
+    settings.signal?.throwIfAborted();
+    try {
+      return await attempt(1);
+    } catch (error) {
+      return this.retryAfterFirst(settings, error, attempt, mayRetry);
+    }
+  }
+
+  /**
+   * `withRetries` from its first attempt's failure on: a hot path that sends its first attempt itself (no
+   * closure for an answer that comes at once) hands the failure here, and the policy goes on exactly as in
+   * `withRetries`.
+   */
+  async retryAfterFirst<T>(
+    settings: CallSettings,
+    firstError: unknown,
+    attempt: (attemptNumber: number) => Promise<T>,
+    mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
+  ): Promise<T> {
+    let error = firstError;
     for (let attemptNumber = 1; ; attemptNumber++) {
+      if (settings.signal?.aborted) throw settings.signal.reason;
+      if (!mayRetry(error)) throw error;
+      const decision = decideRetry(error, attemptNumber, settings.maxRetries, this.#config.maxRetryAfterMs);
+      if (!decision.retry) throw error;
+      this.logger.warn(`retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
+        reason: error instanceof Error ? error.message : String(error),
+      });
+      await sleep(decision.delayMs, settings.signal);
       settings.signal?.throwIfAborted();
       try {
-        return await attempt(attemptNumber);
-      } catch (error) {
-        if (settings.signal?.aborted) throw settings.signal.reason;
-        if (!mayRetry(error)) throw error;
-        const decision = decideRetry(error, attemptNumber, settings.maxRetries, this.#config.maxRetryAfterMs);
-        if (!decision.retry) throw error;
-        this.logger.warn(`retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
-          reason: error instanceof Error ? error.message : String(error),
-        });
-        await sleep(decision.delayMs, settings.signal);
+        return await attempt(attemptNumber + 1);
+      } catch (next) {
+        error = next;
       }
     }
   }
@@ -530,6 +551,11 @@ export class Transport {
           : `Could not connect to ${host}; nothing was sent`;
     return new ConnectionError(message, { cause, requestMayHaveBeenSent: sent, host, reason });
   }
+}
+
+/** The default of `withRetries`' `mayRetry`, made once rather than per call. */
+function mayAlwaysRetry(): boolean {
+  return true;
 }
 
 /** A path without its query (which may carry personal data), for log lines. */
