@@ -171,20 +171,7 @@ class Scheduler {
 
   /** Registers a step of `proc`: the promise settles when the scheduler picks it (never, once `proc` is dead). */
   step<T>(proc: Proc, label: string, effect: () => T | Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (proc.dead) return;
-      this.#runnable.push({
-        proc,
-        label,
-        run: () => {
-          try {
-            resolve(effect());
-          } catch (error) {
-            reject(error);
-          }
-        },
-      });
-    });
+    return new Promise<T>((resolve, reject) => this.#enqueue(proc, label, effect, resolve, reject));
   }
 
   /** Runs `fire` at true time `at` (a service event, or a step made runnable then). */
@@ -194,21 +181,28 @@ class Scheduler {
 
   /** A step of `proc` that becomes runnable at `at`. */
   stepAt<T>(proc: Proc, at: number, label: string, effect: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.at(at, () => {
-        if (proc.dead) return;
-        this.#runnable.push({
-          proc,
-          label,
-          run: () => {
-            try {
-              resolve(effect());
-            } catch (error) {
-              reject(error);
-            }
-          },
-        });
-      });
+    return new Promise<T>((resolve, reject) => this.at(at, () => this.#enqueue(proc, label, effect, resolve, reject)));
+  }
+
+  /** Makes a step runnable (unless its process is dead); running it settles the step's promise with `effect`'s outcome. */
+  #enqueue<T>(
+    proc: Proc,
+    label: string,
+    effect: () => T | Promise<T>,
+    resolve: (value: T | Promise<T>) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    if (proc.dead) return;
+    this.#runnable.push({
+      proc,
+      label,
+      run: () => {
+        try {
+          resolve(effect());
+        } catch (error) {
+          reject(error);
+        }
+      },
     });
   }
 
