@@ -15,6 +15,9 @@ const LOWER = '^src/(index\\.ts$|core/|journal/|tap/|collections/)';
 /** The upper layers: the other entry points and the bin, each built on the lower ones. */
 const UPPER = '^src/(sqlite|postgres|otel|testing|cli)/';
 
+/** Why tap and collections never import each other (the comment of both rules). */
+const SERVICES_APART = 'The two services are independent: what both need lives in src/core/. Only src/index.ts puts them side by side.';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -49,14 +52,14 @@ module.exports = {
     {
       name: 'tap-not-collections',
       severity: 'error',
-      comment: 'The two services are independent: what both need lives in src/core/. Only src/index.ts puts them side by side.',
+      comment: SERVICES_APART,
       from: { path: '^src/tap/' },
       to: { path: '^src/collections/' },
     },
     {
       name: 'collections-not-tap',
       severity: 'error',
-      comment: 'The two services are independent: what both need lives in src/core/. Only src/index.ts puts them side by side.',
+      comment: SERVICES_APART,
       from: { path: '^src/collections/' },
       to: { path: '^src/tap/' },
     },

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { CustomerQuery } from '../../src/index.js';
 import { validationProblem as documentedValidationProblem } from '../helpers/collections.js';
 import { customerQuery } from '../helpers/fixtures.js';
 
@@ -26,29 +27,8 @@ export interface StoredQuery {
   readonly query: TapQuery;
 }
 
-export interface TapQuery {
-  id: string;
-  partner: { partnerId: string; partnerName: string };
-  customer: { firstName: string; lastName: string };
-  tag: {
-    tagId: string;
-    tagNumber: string;
-    mobileNumbers: { operator: string; mobileNumber: string; status: string }[];
-    status: string;
-  };
-  transaction: {
-    merchantId: string;
-    merchantName: string;
-    terminalId: string;
-    referenceId: string;
-    currency: string;
-    amount: number;
-    serviceCharge: number;
-    status: string;
-  };
-  createdAt: string;
-  updatedAt: string;
-}
+/** A Tap customer query as the service answers it (the SDK's own type of it). */
+export type TapQuery = CustomerQuery;
 
 export interface StoredCollection {
   id: string;
