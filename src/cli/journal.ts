@@ -5,7 +5,7 @@
  * @module
  */
 import type { PaymentEvent, PaymentRecord, PaymentState } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { closeJournal, Failure, openJournal, parse, UsageError, wholeNumber } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--limit <n>] [--journal <url>]

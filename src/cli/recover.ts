@@ -4,7 +4,7 @@
  * @module
  */
 import type { PaymentRecord } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { clientFromEnvironment, closeJournal, openJournal, parse } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk recover --journal <url>

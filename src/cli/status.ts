@@ -4,7 +4,7 @@
  * @module
  */
 import type { CollectionStatus } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { clientFromEnvironment, Failure, parse, required } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk status <referenceId>

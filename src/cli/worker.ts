@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { PaymentJournal } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { WorkerMetrics } from './metrics.js';
 import {
   clientFromEnvironment,
