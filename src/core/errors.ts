@@ -313,7 +313,7 @@ export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
         : `; the service answered ${unrecognizedStatuses.map((word) => `"${word}"`).join(', ')}, which statusWords does not name (add it to the client option statusWords if it means settled)`;
     super(
       neverSeen
-        ? `Collection ${referenceId} did not settle within ${maxWaitMs} ms: no collection with this referenceId was seen (the status check answered 404); if it was created a moment ago, check it again later`
+        ? `Collection ${referenceId} did not settle within ${maxWaitMs} ms: no collection with this referenceId was seen (the status check answered 404, which is no proof the push was never sent); keep the referenceId and check it again later`
         : `Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later${unknownWords}`,
     );
     this.referenceId = referenceId;

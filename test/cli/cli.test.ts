@@ -483,11 +483,12 @@ describe('a wrong COLLECTIONS_BASE_URL (a server whose every path but /health an
     );
     try {
       const port = (await worker.waitFor(/on port (\d+)\./))[1];
-      let health: Response | undefined;
       const deadline = Date.now() + 15_000;
-      while ((health = await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200) {
+      let health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      while (health.status === 200) {
         if (Date.now() > deadline) throw new Error(`still healthy:\n${worker.output().stderr}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
+        health = await fetch(`http://127.0.0.1:${port}/healthz`);
       }
       expect(health.status).toBe(503);
       expect(await health.text()).toMatch(/^unhealthy: ConfigurationError: .*baseUrl/);
