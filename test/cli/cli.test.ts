@@ -18,6 +18,7 @@ import { PostgresJournal } from '../../src/postgres/index.ts';
 import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
 import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.ts';
+import { openRecord } from '../worker/journal-records.ts';
 
 const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
 const postgresUrl = inject('postgresUrl');
@@ -426,16 +427,7 @@ describe('a wrong COLLECTIONS_BASE_URL (a server whose every path but /health an
   async function heldPending(file: string): Promise<string> {
     const { referenceId } = await initiate(collections());
     const journal = new SqliteJournal(file, { now: () => Date.now() - 60_000 });
-    await journal.insert({
-      referenceId,
-      state: 'unknown',
-      productId: PRODUCTS.primary,
-      amount: 25,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'v1:test',
-      sendWindowMs: 1_000,
-    });
+    await journal.insert({ ...openRecord(PHONES.succeeds, 'unknown'), referenceId: referenceId, sendWindowMs: 1_000 });
     await journal.close();
     return referenceId;
   }

@@ -10,6 +10,7 @@ import { CollectionsClient, ConfigurationError, MemoryJournal, NotFoundError, ty
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.js';
 import { useFakeMonotonicClock, watchFor } from '../helpers/collections.js';
 import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.js';
+import { openRecord } from '../worker/journal-records.js';
 
 let simulator: RunningSimulator;
 let wrong: LoopbackServer;
@@ -75,16 +76,7 @@ async function pushHeldPending(): Promise<{ journal: MemoryJournal; referenceId:
   });
   const clock = { offsetMs: -15_000 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
-  await journal.insert({
-    referenceId,
-    state: 'unknown',
-    productId: PRODUCTS.primary,
-    amount: 25,
-    currency: 'ZMW',
-    phoneNumber: '260*******56',
-    fingerprint: 'v1:test',
-    sendWindowMs: 1_000,
-  });
+  await journal.insert({ ...openRecord(PHONES.succeeds, 'unknown'), referenceId: referenceId, sendWindowMs: 1_000 });
   clock.offsetMs = 0;
   return { journal, referenceId };
 }
@@ -163,16 +155,7 @@ describe('the right base URL', () => {
     const clock = { offsetMs: -600_000 };
     const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
     const absent = crypto.randomUUID();
-    await journal.insert({
-      referenceId: absent,
-      state: 'unknown',
-      productId: PRODUCTS.primary,
-      amount: 25,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'v1:test',
-      sendWindowMs: 1_000,
-    });
+    await journal.insert({ ...openRecord(PHONES.succeeds, 'unknown'), referenceId: absent, sendWindowMs: 1_000 });
     clock.offsetMs = 0;
     const recovering = client(simulator.collectionsBaseUrl, journal);
     simulator.simulator.reset();

@@ -249,4 +249,4 @@ it(`a till killed ${LANES * KILLS_PER_LANE} times at chosen and random moments: 
     await Promise.all(lanes.map((lane) => lane.running.close()));
   }
   // The last restart waits out its own watch of the open records (22.4 s) before its verdicts: that much more time.
-}, 180_000);
+}, 240_000);
