@@ -5,9 +5,10 @@
  * @module
  */
 import { isTimerMs } from '../core/config.js';
-import { RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import { type ConfigurationError, type NotFoundError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import type { RecordWatch } from '../journal/record-watch.js';
 import { POLL_DEFAULTS, type PollSchedule } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import type { StatusWords } from './status-words.js';
@@ -43,10 +44,11 @@ export interface SettlementWorkerOptions {
   /** The largest pause between two checks of one payment. @defaultValue 2000 */
   maxIntervalMs?: number;
   /**
-   * How long after its record was last written a 404 still means "not visible yet" for an `unknown`
-   * record; after it, the record becomes `not-sent`. An `initiating` record waits at least as long as an
-   * `initiate` call of this client can last (its attempts, timeouts and backoff), so a request still in
-   * flight elsewhere is never declared not sent. `pending` records never become `not-sent`.
+   * The grace beyond the attempt window of the payment's last sender (recorded with it: 3 × 30 s + 2 × 8 s with the
+   * defaults) during which a 404 still means "not visible yet" for an `initiating` or `unknown` record; after both,
+   * the record becomes `not-sent`. Measured twice: by the journal's clock from the record's last write, and by this
+   * process's own monotonic clock from when it first saw that version (a worker that starts waits that long once).
+   * Only the service's own 404 counts (see `configurationProblem`). `pending` records never become `not-sent`.
    * @defaultValue 10000
    */
   notFoundGraceMs?: number;
@@ -76,6 +78,14 @@ export interface SettlementWorker {
   stop(): Promise<void>;
   /** Resolves once the worker has stopped (by {@link SettlementWorker.stop} or its `signal`). */
   readonly done: Promise<void>;
+  /**
+   * Set while the worker's last judged 404 was not the Collections service's own answer (no error envelope, or a
+   * base URL that has not proved to serve the API: a wrong `baseUrl` or proxy): the `ConfigurationError` naming
+   * `baseUrl`. Meanwhile no payment is closed on a 404 (each stays open and is checked on); it was logged at `error`
+   * when it began, and the CLI worker's `/healthz` answers 503. Cleared (`undefined`) as soon as a check answers as
+   * the service does again (a status, or its own 404). @defaultValue `undefined`
+   */
+  readonly configurationProblem: ConfigurationError | undefined;
 }
 
 /** What the worker needs from its client. */
@@ -98,6 +108,13 @@ export interface SettlementWorkerContext {
    * worker takes the token itself just before calling `check`. @defaultValue false
    */
   readonly tokenAtSend?: boolean;
+  /**
+   * The one judgement of a status check's 404 (see `NotFoundEvidence.judge`): resolves when it is the service's own
+   * answer; rejects with `WrongBaseUrlError` when not, or with the `/health` check's error when it cannot tell.
+   */
+  readonly judgeNotFound: (error: NotFoundError) => Promise<void>;
+  /** This process's watch of open records (the second measure of their age; see `RecordWatch`). */
+  readonly watch: RecordWatch;
   /** The client's per-attempt time limit. */
   readonly timeoutMs: number;
   /** The client's retries after a first attempt (bounds how long an `initiate` can last). */

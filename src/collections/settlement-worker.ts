@@ -10,13 +10,14 @@
  * @module
  */
 import { type DueItem, DueQueue } from '../core/due-queue.js';
-import { ApiError, NotFoundError } from '../core/errors.js';
+import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors.js';
 import { backoffDelayMs, isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isOpenPaymentState, type PaymentChange, type PaymentRecord, type PaymentState } from '../journal/journal.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
 import { scrubObservation } from './journal-binding.js';
+import { WrongBaseUrlError } from './not-found-evidence.js';
 import { pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import {
@@ -114,6 +115,7 @@ class Worker implements SettlementWorker {
   #nextRenewAt: number;
   #scanning: Promise<void> | undefined;
   #renewing: Promise<void> | undefined;
+  #configurationProblem: ConfigurationError | undefined;
 
   constructor(context: SettlementWorkerContext, options: SettlementWorkerOptions) {
     this.#plan = plan(options);
@@ -150,6 +152,28 @@ class Worker implements SettlementWorker {
   readonly #onAbort = () => {
     void this.stop();
   };
+
+  get configurationProblem(): ConfigurationError | undefined {
+    return this.#configurationProblem;
+  }
+
+  /** A 404 that is not the service's own: said once at `error` as it starts, then the worker reports unhealthy. */
+  #misdirected(error: WrongBaseUrlError, referenceId: string): void {
+    if (this.#configurationProblem === undefined) {
+      this.#context.logger.error(
+        `settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${referenceId})`,
+        reasonOf(error),
+      );
+    }
+    this.#configurationProblem = error;
+  }
+
+  /** A check answered as the service does (a status, or its own 404 from a proved base URL). */
+  #answeredLikeTheService(): void {
+    if (this.#configurationProblem === undefined) return;
+    this.#configurationProblem = undefined;
+    this.#context.logger.warn('settlement worker: the base URL answers as the Collections API again; 404s are judged again');
+  }
 
   stop(): Promise<void> {
     this.#stopped ??= this.#shutDown();
@@ -373,6 +397,8 @@ class Worker implements SettlementWorker {
       gone: false,
     };
     this.#held.set(record.referenceId, entry);
+    // The lease is this process's first sight of a payment another process wrote: its own watch starts here.
+    if (record.state === 'initiating' || record.state === 'unknown') this.#context.watch.watched(record);
     // Leased again while a check from before the lease was lost is still in flight: due when that check ends.
     if (this.#checking.has(record.referenceId)) return;
     // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now.
@@ -469,6 +495,7 @@ class Worker implements SettlementWorker {
         return;
       }
       this.#rateLimited = 0;
+      this.#answeredLikeTheService();
       // An unknown word was warned about (once per payment and word) where the client read it.
       const observation = scrubObservation(this.#context.statusWords.observation(status), this.#context.logger);
       if (observation.state !== 'pending') {
@@ -521,8 +548,16 @@ class Worker implements SettlementWorker {
       this.#schedule(entry, 0);
       return;
     }
-    if (error instanceof NotFoundError && (entry.state === 'initiating' || entry.state === 'unknown')) {
-      if (await this.#notFound(entry)) return;
+    if (error instanceof NotFoundError) {
+      try {
+        await this.#context.judgeNotFound(error);
+        this.#answeredLikeTheService();
+        if ((entry.state === 'initiating' || entry.state === 'unknown') && (await this.#notFound(entry))) return;
+      } catch (problem) {
+        if (problem instanceof WrongBaseUrlError) this.#misdirected(problem, entry.referenceId);
+        else if (!isRetryable(problem)) throw problem;
+        logger.debug(`settlement worker: a 404 for ${entry.referenceId} was not judged; still waiting`, reasonOf(problem));
+      }
     }
     if (isRetryable(error) || error instanceof NotFoundError) {
       logger.debug(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
@@ -542,9 +577,10 @@ class Worker implements SettlementWorker {
    * close that then lost its race (an attempt began meanwhile) would have announced a false outcome.
    */
   async #notFound(entry: Held): Promise<boolean> {
-    const { journal } = this.#context;
+    const { journal, watch } = this.#context;
     const verdict = await settleNotFound(
       journal,
+      watch,
       entry.referenceId,
       this.#plan.notFoundGraceMs,
       async () => {
@@ -552,8 +588,10 @@ class Worker implements SettlementWorker {
           const again = await this.#send(entry.referenceId, this.#context.timeoutMs, this.#takeToken);
           return scrubObservation(this.#context.statusWords.observation(again), this.#context.logger);
         } catch (error) {
-          if (error instanceof NotFoundError) return 'not-found';
-          throw error;
+          if (!(error instanceof NotFoundError)) throw error;
+          // The deciding 404 is judged like the first: only the service's own answer closes a payment.
+          await this.#context.judgeNotFound(error);
+          return 'not-found';
         }
       },
       this.#by,
@@ -599,6 +637,7 @@ class Worker implements SettlementWorker {
       }
     }
     await advance(journal, entry.referenceId, observation, this.#by);
+    this.#context.watch.forget(entry.referenceId);
     this.#forget(entry);
   }
 }

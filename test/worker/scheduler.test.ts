@@ -15,6 +15,7 @@ import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
 import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
+import { RecordWatch } from '../../src/journal/record-watch.ts';
 import { maxInAnyWindow } from './windows.ts';
 
 type Answer = (referenceId: string, call: number) => CollectionStatus | Error | 'hang';
@@ -43,6 +44,9 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
     maxRetries: 2,
     logger: new LevelLogger(silent, 'off'),
     statusWords: new StatusWords(),
+    // The scripted 404s are the service's own, from a base URL that proved itself.
+    judgeNotFound: async () => undefined,
+    watch: new RecordWatch(),
     check: (referenceId, timeoutMs, signal) => {
       const work = workMs(checks.length + 1);
       if (work > 0) vi.setSystemTime(Date.now() + work);
@@ -91,7 +95,7 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
 }
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
 });
 afterEach(() => {
   vi.useRealTimers();
