@@ -82,6 +82,8 @@ export {
   type PaymentRecord,
   type PaymentState,
   type PaymentTransition,
+  sendWindowOf,
+  UNKNOWN_SEND_WINDOW_MS,
   withDecidableAt,
 } from './journal/journal.js';
 export { MemoryJournal, type MemoryJournalOptions } from './journal/memory.js';

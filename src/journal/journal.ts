@@ -74,12 +74,15 @@ export interface PaymentRecord {
   /**
    * How long after `updatedAt` a push sent by the client that last wrote an `initiating` record can still
    * reach the service (its attempts, time limits and backoff). With `notFoundGraceMs`, it decides when a 404
-   * proves the push never arrived.
+   * proves the push never arrived. Absent (a record of the first release, or of a store that does not keep it)
+   * or `Infinity`: the window is not known, and is read as unbounded ({@link sendWindowOf}).
    */
   readonly sendWindowMs?: number;
   /**
    * For an `initiating` or `unknown` record: the earliest time a `not-sent` verdict is possible (`updatedAt`
    * plus `sendWindowMs` plus the default 10 s grace), so a till can show "checking, up to …". Derived, not stored.
+   * Absent when the window is not known ({@link sendWindowOf} is `Infinity`): no age ever proves such a payment
+   * unsent; it settles by the service's answer, or the settlement worker reports it (`onStale`) for a person.
    */
   readonly decidableAt?: string;
   /** The last status word the service answered, as it answered it. */
@@ -227,13 +230,33 @@ export interface PaymentJournal {
 export const DEFAULT_NOT_FOUND_GRACE_MS = 10_000;
 
 /**
- * The record with {@link PaymentRecord.decidableAt} derived (for `initiating` and `unknown` records). Every
- * shipped store returns records through it; a store of your own may too.
+ * The window of a record whose writer's window is not known: unbounded. The first release of the journal kept
+ * no window, and allowed none to be bounded: its `initiate` wrote the record, then waited in the client's
+ * concurrency queue with no time limit before the push left (and its `timeoutMs` and `maxRetryAfterMs` went up
+ * to 24.8 days each, for up to 11 attempts). Its records also carry the writer's own clock, not the journal's.
+ * So no age proves that such a push can no longer arrive.
+ */
+export const UNKNOWN_SEND_WINDOW_MS = Number.POSITIVE_INFINITY;
+
+/**
+ * The attempt window a record is judged by: its `sendWindowMs`, or {@link UNKNOWN_SEND_WINDOW_MS} (`Infinity`)
+ * when it has none (a record of the first release, or read from a store that did not keep it) or an unusable one.
+ * The one place every reader of a window goes through.
+ */
+export function sendWindowOf(record: Pick<PaymentRecord, 'sendWindowMs'>): number {
+  const window = record.sendWindowMs;
+  return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;
+}
+
+/**
+ * The record with {@link PaymentRecord.decidableAt} derived (for `initiating` and `unknown` records; absent
+ * when the window is not known). Every shipped store returns records through it; a store of your own may too.
  */
 export function withDecidableAt(record: PaymentRecord): PaymentRecord {
-  if (record.state !== 'initiating' && record.state !== 'unknown') return record;
-  const at = Date.parse(record.updatedAt) + (record.sendWindowMs ?? 0) + DEFAULT_NOT_FOUND_GRACE_MS;
-  return Number.isFinite(at) ? { ...record, decidableAt: new Date(at).toISOString() } : record;
+  const { decidableAt: _derived, ...stored } = record;
+  if (record.state !== 'initiating' && record.state !== 'unknown') return _derived === undefined ? record : stored;
+  const at = Date.parse(record.updatedAt) + sendWindowOf(record) + DEFAULT_NOT_FOUND_GRACE_MS;
+  return Number.isFinite(at) ? { ...stored, decidableAt: new Date(at).toISOString() } : stored;
 }
 
 /** The event a change writes: from the record before, to the change's state. */

@@ -10,6 +10,7 @@ import {
   type PaymentEvent,
   type PaymentRecord,
   type PaymentState,
+  sendWindowOf,
   withDecidableAt,
 } from './journal.js';
 
@@ -72,7 +73,9 @@ export function recordToRow(record: NewPaymentRecord, at: string | null): (strin
     record.reason ?? null,
     record.error === undefined ? null : JSON.stringify(record.error),
     1,
-    record.sendWindowMs ?? null,
+    // Never NULL: a window not known is stored as the longest one (Infinity), and a NULL marks the insert of an
+    // older release, which an upgraded store refuses.
+    sendWindowOf(record),
   ];
 }
 
@@ -95,7 +98,9 @@ export function rowToRecord(row: RecordRow): PaymentRecord {
     updatedAt: isoTime(row.updated_at),
     version: Number(row.version ?? 1),
   };
-  if (row.send_window_ms !== null && row.send_window_ms !== undefined) record.sendWindowMs = Number(row.send_window_ms);
+  // A window not known (NULL, or the Infinity an upgrade or an insert without one wrote) is an absent property.
+  const window = row.send_window_ms === null || row.send_window_ms === undefined ? Number.NaN : Number(row.send_window_ms);
+  if (Number.isFinite(window)) record.sendWindowMs = window;
   if (row.narration !== null) record.narration = String(row.narration);
   if (row.status_text !== null) record.statusText = String(row.status_text);
   if (row.transaction_code !== null) record.transactionCode = String(row.transaction_code);

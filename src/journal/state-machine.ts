@@ -22,6 +22,7 @@ import {
   type PaymentError,
   type PaymentJournal,
   type PaymentRecord,
+  sendWindowOf,
 } from './journal.js';
 
 /** What a writer learnt about a payment. */
@@ -165,7 +166,8 @@ export async function settleNotFound(
       return { record, applied: false, refused: false, decidable: record !== undefined };
     }
     const journalNow = Date.parse(await journal.now());
-    const decidableAt = Date.parse(record.updatedAt) + (record.sendWindowMs ?? 0) + Math.max(graceMs, 0);
+    // A window not known is unbounded: such a record is never old enough (decidableAt is Infinity).
+    const decidableAt = Date.parse(record.updatedAt) + sendWindowOf(record) + Math.max(graceMs, 0);
     if (!(journalNow >= decidableAt)) return { record, applied: false, refused: false, decidable: false };
     const seen = await recheck();
     if (seen !== 'not-found') return { ...(await advance(journal, referenceId, seen, by)), decidable: true };

@@ -7,7 +7,15 @@
  *
  * @module
  */
-import type { NewPaymentRecord, PaymentChange, PaymentEvent, PaymentJournal, PaymentRecord, PaymentState } from '../journal/journal.js';
+import {
+  type NewPaymentRecord,
+  type PaymentChange,
+  type PaymentEvent,
+  type PaymentJournal,
+  type PaymentRecord,
+  type PaymentState,
+  sendWindowOf,
+} from '../journal/journal.js';
 
 /** The outcome of one conformance check. */
 export interface JournalCheckResult {
@@ -370,9 +378,29 @@ const CHECKS: ReadonlyArray<readonly [string, Check]> = [
       const pending = await journal.transition(item.referenceId, 2, { state: 'pending', by: BY });
       expectEqual(pending.record?.decidableAt, undefined, 'decidableAt of a pending record');
       expectEqual(pending.record?.sendWindowMs, 46_000, 'sendWindowMs kept by a transition that does not name it');
+      // evidence-records: a record without a window is judged by the longest one possible: no age proves it unsent.
       const bare = await insert(journal, newRecord());
-      expectEqual(bare.decidableAt, plus(bare.updatedAt, GRACE_MS), 'decidableAt of a record without sendWindowMs');
+      expectEqual(bare.decidableAt, undefined, 'decidableAt of a record without sendWindowMs (its window is unbounded)');
+      expectEqual(sendWindowOf(bare), Number.POSITIVE_INFINITY, 'the window of a record inserted without one');
       await settle(journal, [item, bare]);
+    },
+  ],
+  [
+    // evidence-records: a store that loses the window would let a push still in flight be declared unsent.
+    "the sender's window is kept: by insert, by a transition that names it, through one that does not, and after reopening",
+    async ({ journal, reopen }) => {
+      const item = newRecord({ sendWindowMs: 123_456 });
+      expectEqual((await insert(journal, item)).sendWindowMs, 123_456, 'sendWindowMs of the inserted record');
+      expectEqual((await journal.get(item.referenceId))?.sendWindowMs, 123_456, 'sendWindowMs read by get');
+      const resent = await journal.transition(item.referenceId, 1, { state: 'initiating', by: BY, sendWindowMs: 7_890 });
+      expectEqual(resent.record?.sendWindowMs, 7_890, 'sendWindowMs after a transition that names it');
+      const unknown = await journal.transition(item.referenceId, 2, { state: 'unknown', by: BY, error: { name: 'TimeoutError' } });
+      expectEqual(unknown.record?.sendWindowMs, 7_890, 'sendWindowMs kept by a transition that does not name it');
+      const again = await reopen();
+      expectEqual((await again.get(item.referenceId))?.sendWindowMs, 7_890, 'sendWindowMs on the reopened store');
+      const listed = (await again.list({ states: ['unknown'] })).find((record) => record.referenceId === item.referenceId);
+      expectEqual(listed?.sendWindowMs, 7_890, 'sendWindowMs read by list');
+      await settle(again, [item]);
     },
   ],
   [
@@ -649,7 +677,7 @@ function stamped(record: NewPaymentRecord, at: string, version: number): Payment
     createdAt: at,
     updatedAt: at,
     version,
-    ...(decidable ? { decidableAt: plus(at, (record.sendWindowMs ?? 0) + GRACE_MS) } : {}),
+    ...(decidable && record.sendWindowMs !== undefined ? { decidableAt: plus(at, record.sendWindowMs + GRACE_MS) } : {}),
   };
 }
 

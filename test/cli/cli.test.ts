@@ -274,9 +274,7 @@ const stores: Store[] = [
       const db = new DatabaseSync(url.slice('sqlite:'.length));
       try {
         const row = db
-          .prepare(
-            `SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > ?`,
-          )
+          .prepare(`SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND leased_to IS NOT NULL AND leased_until > ?`)
           .get(Date.now());
         return Number((row as { n: number }).n);
       } finally {
@@ -303,7 +301,7 @@ const stores: Store[] = [
       await client.connect();
       try {
         const result = await client.query(
-          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > now()`,
+          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND leased_to IS NOT NULL AND leased_until > now()`,
         );
         return (result.rows[0] as { n: number }).n;
       } finally {

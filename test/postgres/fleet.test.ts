@@ -176,7 +176,7 @@ describe('rows that cannot be read', () => {
     }
     expect(workerPaths.some((path) => path.includes('health') || path.includes('..'))).toBe(false);
     const leased = await admin.query(
-      `SELECT reference_id FROM "${name}" WHERE lease_owner IS NOT NULL AND state IN ('initiating', 'pending', 'unknown')`,
+      `SELECT reference_id FROM "${name}" WHERE leased_to IS NOT NULL AND state IN ('initiating', 'pending', 'unknown')`,
     );
     expect(leased.rows).toEqual([]);
     // Reported once each, however many reads met them.

@@ -252,7 +252,7 @@ describe('SQLite rows that cannot be read', () => {
     expect(
       raw
         .prepare(
-          `SELECT count(*) AS n FROM tap_payment_journal WHERE lease_owner IS NOT NULL AND state IN ('initiating', 'pending', 'unknown')`,
+          `SELECT count(*) AS n FROM tap_payment_journal WHERE leased_to IS NOT NULL AND state IN ('initiating', 'pending', 'unknown')`,
         )
         .get(),
     ).toEqual({ n: 0 });
