@@ -89,7 +89,7 @@ CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (leased_until, created_at DE
 `;
 
 /** What a writer of an older release reads when it writes into an upgraded file. */
-const REFUSAL = `${TABLE} was upgraded to schema version ${SCHEMA_VERSION} by a newer tap-collections-sdk: this process runs an older release and may not write to it (upgrade it); nothing was written`;
+const REFUSAL = `${TABLE} was upgraded by a newer tap-collections-sdk (schema version ${SCHEMA_VERSION}): this process runs an older release and may not write to it (upgrade it); nothing was written`;
 
 /**
  * Writers of an older release fail after an upgrade (evidence-records): a process of the first release that had the
