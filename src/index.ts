@@ -23,6 +23,7 @@ export {
   type KnownCollectionStatus,
 } from './collections/schemas.js';
 export type { SettlementWorker, SettlementWorkerOptions } from './collections/settlement-worker.js';
+export { type SettlementBoundInputs, settlementBoundMs } from './collections/settlement-worker-options.js';
 export { DEFAULT_STATUS_WORDS, type StatusWordsOption } from './collections/status-words.js';
 export type { WaitForSettlementOptions } from './collections/wait-for-settlement.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
@@ -40,6 +41,7 @@ export {
   JournalError,
   type KnownErrorCode,
   NotFoundError,
+  PaymentContradictionError,
   PermissionDeniedError,
   PollTimeoutError,
   RateLimitError,
@@ -60,6 +62,7 @@ export type {
   SettlementWorkerEvent,
   SettlementWorkerView,
   WorkerCheckEvent,
+  WorkerContradictionEvent,
   WorkerPausedEvent,
   WorkerSettledEvent,
 } from './core/instrumentation.js';
@@ -75,6 +78,7 @@ export {
   type NewPaymentRecord,
   OPEN_PAYMENT_STATES,
   type PaymentChange,
+  type PaymentContradiction,
   type PaymentError,
   type PaymentEvent,
   type PaymentFilter,

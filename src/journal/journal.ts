@@ -93,10 +93,28 @@ export interface PaymentRecord {
   readonly reason?: string;
   /** Why the payment was rejected (state `rejected`), or the last error that left it `unknown`. */
   readonly error?: PaymentError;
+  /**
+   * Set when the service answered something that contradicts this final record (it holds a collection the journal
+   * calls `not-sent` or `rejected`; `successful` for a `failed` record or the reverse). The record keeps its state:
+   * a person must look at it (`journal list --contradictions`). The last such answer is kept.
+   */
+  readonly contradiction?: PaymentContradiction;
+}
+
+/** What the service answered against a final record (see {@link PaymentRecord.contradiction}). */
+export interface PaymentContradiction {
+  /** When it was recorded, by the journal's clock (ISO 8601). */
+  readonly at: string;
+  /** The service's status word, as it answered it (scrubbed as log text). */
+  readonly statusText: string;
+  /** The service's request id of that answer, when it carried one. */
+  readonly requestId?: string;
+  /** Who saw it (see {@link PaymentChange.by}). */
+  readonly by: string;
 }
 
 /** What the SDK hands {@link PaymentJournal.insert}: the journal adds the times and the version. */
-export type NewPaymentRecord = Omit<PaymentRecord, 'createdAt' | 'updatedAt' | 'version' | 'decidableAt'>;
+export type NewPaymentRecord = Omit<PaymentRecord, 'createdAt' | 'updatedAt' | 'version' | 'decidableAt' | 'contradiction'>;
 
 /** A change to a record's state and what the service said; every field not given keeps its value. */
 export interface PaymentChange {
@@ -116,6 +134,12 @@ export interface PaymentChange {
   readonly error?: PaymentError;
   /** The service's request id of the answer that caused the change, when there was one (kept in the history). */
   readonly requestId?: string;
+  /**
+   * The one change a final record takes: with `state` equal to the record's, it marks the record as contradicted by
+   * the service's answer (`statusText`, `requestId`) and changes nothing else. The store stamps `at` and keeps `by`.
+   * A change with it is never applied to an open record.
+   */
+  readonly contradiction?: { readonly statusText: string; readonly requestId?: string | undefined };
 }
 
 /** One change of a payment, as {@link PaymentJournal.history} keeps it. */
@@ -191,6 +215,9 @@ export interface PaymentJournal {
   /**
    * Applies `change` only if the record's version is `expectedVersion` and its state is open (final states
    * never change), in one atomic step that also bumps the version, stamps `updatedAt` and appends the event.
+   * One write is allowed on a final record: a change with `contradiction` and the record's own state sets
+   * {@link PaymentRecord.contradiction} (and nothing else), with the same version check, bump, stamp and event
+   * (`from` and `to` the record's state, the service's word and request id); {@link markContradiction} builds it.
    */
   transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition>;
   /** The journal's clock now (ISO 8601): what record ages are measured by. */
@@ -259,19 +286,43 @@ export function withDecidableAt(record: PaymentRecord): PaymentRecord {
   return Number.isFinite(at) ? { ...stored, decidableAt: new Date(at).toISOString() } : stored;
 }
 
-/** The event a change writes: from the record before, to the change's state. */
+/** The event a change writes: from the record before, to the change's state (a contradiction: the service's word). */
 export function eventOf(
   before: PaymentState | null,
-  change: Pick<PaymentChange, 'state' | 'by' | 'statusText' | 'transactionCode' | 'requestId'>,
+  change: Pick<PaymentChange, 'state' | 'by' | 'statusText' | 'transactionCode' | 'requestId' | 'contradiction'>,
   at: string,
 ): PaymentEvent {
+  const statusText = change.contradiction?.statusText ?? change.statusText;
+  const requestId = change.contradiction === undefined ? change.requestId : change.contradiction.requestId;
   return {
     at,
     from: before,
     to: change.state,
     by: change.by,
-    ...(change.statusText === undefined ? {} : { statusText: change.statusText }),
-    ...(change.transactionCode === undefined ? {} : { transactionCode: change.transactionCode }),
-    ...(change.requestId === undefined ? {} : { requestId: change.requestId }),
+    ...(statusText === undefined ? {} : { statusText }),
+    ...(change.transactionCode === undefined || change.contradiction !== undefined ? {} : { transactionCode: change.transactionCode }),
+    ...(requestId === undefined ? {} : { requestId }),
   };
+}
+
+/** The change that marks final `record` as contradicted by the service's answer (see {@link PaymentChange.contradiction}). */
+export function markContradiction(
+  record: Pick<PaymentRecord, 'state'>,
+  answer: { readonly statusText: string; readonly requestId?: string | undefined },
+  by: string,
+): PaymentChange {
+  const contradiction = answer.requestId === undefined ? { statusText: answer.statusText } : { ...answer };
+  return { state: record.state, by, contradiction };
+}
+
+/** The contradiction a store keeps for `change` applied at `at`. */
+export function contradictionOf(change: PaymentChange, at: string): PaymentContradiction | undefined {
+  const answer = change.contradiction;
+  if (answer === undefined) return undefined;
+  return { at, statusText: answer.statusText, ...(answer.requestId === undefined ? {} : { requestId: answer.requestId }), by: change.by };
+}
+
+/** True when `change` is the one write a final record takes: a contradiction mark in the record's own state. */
+export function isContradictionMark(current: Pick<PaymentRecord, 'state'>, change: PaymentChange): boolean {
+  return !isOpenPaymentState(current.state) && change.contradiction !== undefined && change.state === current.state;
 }

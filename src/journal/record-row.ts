@@ -6,6 +6,7 @@
  */
 import {
   type NewPaymentRecord,
+  type PaymentContradiction,
   type PaymentError,
   type PaymentEvent,
   type PaymentRecord,
@@ -32,6 +33,7 @@ export const RECORD_COLUMNS = [
   'error',
   'version',
   'send_window_ms',
+  'contradiction',
 ] as const;
 
 /** The columns of a history row, in the order {@link eventToRow} binds them. */
@@ -76,6 +78,7 @@ export function recordToRow(record: NewPaymentRecord, at: string | null): (strin
     // Never NULL: a window not known is stored as the longest one (Infinity), and a NULL marks the insert of an
     // older release, which an upgraded store refuses.
     sendWindowOf(record),
+    null,
   ];
 }
 
@@ -106,7 +109,20 @@ export function rowToRecord(row: RecordRow): PaymentRecord {
   if (row.transaction_code !== null) record.transactionCode = String(row.transaction_code);
   if (row.reason !== null) record.reason = String(row.reason);
   if (row.error !== null) record.error = (typeof row.error === 'string' ? JSON.parse(row.error) : row.error) as PaymentError;
+  const contradiction = jsonColumn(row.contradiction);
+  if (contradiction !== undefined) record.contradiction = contradiction as PaymentContradiction;
   return withDecidableAt(record as unknown as PaymentRecord);
+}
+
+/** A JSON column as a driver returns it (text from SQLite, parsed from PostgreSQL), or `undefined` when absent or unreadable. */
+function jsonColumn(value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The event a history row holds. */

@@ -215,7 +215,8 @@ export class PostgresJournal implements PaymentJournal {
           leased_to text,
           leased_until timestamptz,
           version integer NOT NULL DEFAULT 1,
-          send_window_ms double precision
+          send_window_ms double precision,
+          contradiction jsonb
         );
         IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'amount') = 'double precision'::regtype THEN
           ALTER TABLE ${this.#table} ALTER COLUMN amount TYPE numeric USING round(amount::numeric, 2);
@@ -227,6 +228,7 @@ export class PostgresJournal implements PaymentJournal {
         END IF;
         ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1;
         ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS send_window_ms double precision;
+        ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS contradiction jsonb;
         -- evidence-records: a window not known is the longest possible (Infinity), which an integer cannot hold.
         IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'send_window_ms') <> 'double precision'::regtype THEN
           ALTER TABLE ${this.#table} ALTER COLUMN send_window_ms TYPE double precision;
@@ -347,6 +349,7 @@ export class PostgresJournal implements PaymentJournal {
    * statement (the row locked while its state before is read).
    */
   async transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
+    if (change.contradiction !== undefined) return this.#markContradiction(referenceId, expectedVersion, change);
     const result = await this.#query(
       `WITH before AS (
          SELECT reference_id, state FROM ${this.#table}
@@ -377,6 +380,34 @@ export class PostgresJournal implements PaymentJournal {
         change.requestId ?? null,
         change.by,
       ],
+    );
+    if (result.rows.length === 1) return { applied: true, record: rowToRecord(result.rows[0] as RecordRow) };
+    return { applied: false, record: await this.get(referenceId) };
+  }
+
+  /** The one write a final record takes (see `PaymentChange.contradiction`): the mark, the version, the time, the event. */
+  async #markContradiction(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
+    const answer = change.contradiction as NonNullable<PaymentChange['contradiction']>;
+    const result = await this.#query(
+      `WITH before AS (
+         SELECT reference_id, state FROM ${this.#table}
+         WHERE reference_id = $1 AND version = $2 AND state = $3 AND state NOT IN ${OPEN}
+         FOR UPDATE
+       ), changed AS (
+         UPDATE ${this.#table} AS journal SET
+           updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
+           contradiction = jsonb_build_object(
+             'at', to_char(GREATEST(${NOW}, journal.updated_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'statusText', $4::text, 'by', $6::text
+           ) || CASE WHEN $5::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('requestId', $5::text) END
+         FROM before WHERE journal.reference_id = before.reference_id
+         RETURNING journal.*
+       ), event AS (
+         INSERT INTO ${this.#history} (reference_id, at, from_state, to_state, status_text, request_id, by)
+         SELECT changed.reference_id, changed.updated_at, before.state, changed.state, $4, $5, $6 FROM changed, before
+       )
+       SELECT * FROM changed`,
+      [referenceId, expectedVersion, change.state, answer.statusText, answer.requestId ?? null, change.by],
     );
     if (result.rows.length === 1) return { applied: true, record: rowToRecord(result.rows[0] as RecordRow) };
     return { applied: false, record: await this.get(referenceId) };

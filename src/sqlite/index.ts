@@ -18,7 +18,9 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { Logger } from '../core/logger.js';
 import {
+  contradictionOf,
   eventOf,
+  isContradictionMark,
   isOpenPaymentState,
   type LeaseRequest,
   type NewPaymentRecord,
@@ -80,7 +82,8 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
   leased_to TEXT,
   leased_until INTEGER NOT NULL DEFAULT 0,
   version INTEGER NOT NULL DEFAULT 1,
-  send_window_ms INTEGER
+  send_window_ms INTEGER,
+  contradiction TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
@@ -136,6 +139,7 @@ function upgradeSteps(columns: ReadonlySet<string>): string[] {
   const steps: string[] = [];
   if (!columns.has('version')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN version INTEGER NOT NULL DEFAULT 1`);
   if (!columns.has('send_window_ms')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN send_window_ms INTEGER`);
+  if (!columns.has('contradiction')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN contradiction TEXT`);
   if (columns.has('lease_owner')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_owner TO leased_to`);
   if (columns.has('lease_expires_at')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_expires_at TO leased_until`);
   return steps;
@@ -146,6 +150,7 @@ const COLUMNS = RECORD_COLUMNS.join(', ');
 interface Statements {
   readonly insert: StatementSync;
   readonly update: StatementSync;
+  readonly markContradiction: StatementSync;
   readonly get: StatementSync;
   readonly appendEvent: StatementSync;
   readonly history: StatementSync;
@@ -223,9 +228,17 @@ export class SqliteJournal implements PaymentJournal {
       const before = statements.get.get(referenceId);
       if (before === undefined) return { applied: false, record: undefined };
       const current = rowToRecord(before);
-      if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) return { applied: false, record: current };
+      const mark = isContradictionMark(current, change);
+      const allowed = isOpenPaymentState(current.state) ? change.contradiction === undefined : mark;
+      if (current.version !== expectedVersion || !allowed) return { applied: false, record: current };
       // Never earlier than the write before, even if the machine's clock was set back since.
       const at = latest(this.#stamp(), current.updatedAt);
+      if (mark) {
+        const marked = statements.markContradiction.get(JSON.stringify(contradictionOf(change, at)), at, referenceId, expectedVersion);
+        if (marked === undefined) return { applied: false, record: current };
+        statements.appendEvent.run(...eventToRow(referenceId, eventOf(current.state, change, at)));
+        return { applied: true, record: rowToRecord(marked) };
+      }
       const updated = statements.update.get(
         change.state,
         at,
@@ -391,6 +404,11 @@ export class SqliteJournal implements PaymentJournal {
            transaction_code = COALESCE(?, transaction_code), reason = COALESCE(?, reason), error = COALESCE(?, error),
            send_window_ms = COALESCE(?, send_window_ms), version = version + 1
          WHERE reference_id = ? AND version = ? AND state IN ${OPEN} RETURNING ${COLUMNS}`,
+      ),
+      // The one write a final record takes: the service's contradicting answer, nothing else.
+      markContradiction: db.prepare(
+        `UPDATE ${TABLE} SET contradiction = ?, updated_at = ?, version = version + 1
+         WHERE reference_id = ? AND version = ? AND state NOT IN ${OPEN} RETURNING ${COLUMNS}`,
       ),
       appendEvent: db.prepare(`INSERT INTO ${HISTORY} (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`),
       history: db.prepare(`SELECT ${EVENT_COLUMNS.join(', ')} FROM ${HISTORY} WHERE reference_id = ? ORDER BY id`),

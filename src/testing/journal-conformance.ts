@@ -226,6 +226,48 @@ const CHECKS: ReadonlyArray<readonly [string, Check]> = [
     },
   ],
   [
+    // evidence-records: a contradiction by the service is kept on the record, never silently dropped.
+    "a final record takes one write: the service's contradicting answer (same state, version bumped, event kept), nothing else",
+    async ({ journal, reopen }) => {
+      const item = newRecord();
+      await insert(journal, item);
+      const closed = await journal.transition(item.referenceId, 1, { state: 'failed', by: BY, statusText: 'failed' });
+      if (!closed.applied) throw new Error('a transition to failed was not applied');
+      const answer = { statusText: 'successful', requestId: 'req-contradiction-1' };
+      const marked = await journal.transition(item.referenceId, 2, { state: 'failed', by: BY, contradiction: answer });
+      expectEqual(marked.applied, true, 'a contradiction mark on a failed record, expecting its version');
+      const record = marked.record as PaymentRecord;
+      expectEqual(
+        [record.state, record.version, record.statusText],
+        ['failed', 3, 'failed'],
+        'state, version and statusText after the mark',
+      );
+      expectEqual(record.contradiction, { at: record.updatedAt, ...answer, by: BY }, 'the contradiction kept');
+      expectRecord(await (await reopen()).get(item.referenceId), record, 'the marked record, read on a reopened store');
+      expectEqual(
+        (await journal.history(item.referenceId)).at(-1),
+        { at: record.updatedAt, from: 'failed', to: 'failed', statusText: 'successful', requestId: answer.requestId, by: BY },
+        "the mark's event",
+      );
+      const refused: [number, PaymentChange][] = [
+        [3, { state: 'successful', by: BY, contradiction: answer }],
+        [3, { state: 'failed', by: BY, statusText: 'changed' }],
+        [2, { state: 'failed', by: BY, contradiction: { statusText: 'pending' } }],
+      ];
+      for (const [version, change] of refused) {
+        const after = await journal.transition(item.referenceId, version, change);
+        expectEqual(after.applied, false, `${JSON.stringify(change)} on a marked failed record, expecting version ${version}`);
+      }
+      expectRecord(await journal.get(item.referenceId), record, 'the marked record after refused changes');
+      const open = newRecord();
+      await insert(journal, open);
+      const onOpen = await journal.transition(open.referenceId, 1, { state: 'initiating', by: BY, contradiction: answer });
+      expectEqual(onOpen.applied, false, 'a contradiction mark on an open record');
+      expectEqual((await journal.get(open.referenceId))?.contradiction, undefined, 'an open record after a refused mark');
+      await settle(journal, [open]);
+    },
+  ],
+  [
     'parallel transitions expecting one version: exactly one applies, the others see its record',
     async ({ journal, reopen }) => {
       const other = await reopen();
