@@ -14,7 +14,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ import { CollectionsClient, type PaymentJournal } from '../../src/index.js';
 import { PostgresJournal } from '../../src/postgres/index.js';
 import { SqliteJournal } from '../../src/sqlite/index.js';
 import { COLLECTIONS_API_KEYS, createSimulator, type RunningSimulator, startSimulator } from '../../src/testing/index.js';
+import { forward } from '../helpers/forward.js';
 import { type LineProcess, startLineProcess } from '../helpers/line-process.js';
 
 /** The last commit of the first journal format (no window, no version, no history). */
@@ -120,19 +121,7 @@ async function startHoldingFront(running: RunningSimulator): Promise<HoldingFron
         arrivals.get(referenceId)?.();
         if (!committed) await new Promise<void>((resolve) => held.push(resolve));
       }
-      const answer = await fetch(`${target.origin}${request.url}`, {
-        method: request.method,
-        headers: forwarded(request.headers),
-        ...(create ? { body } : {}),
-      });
-      const text = await answer.text();
-      if (response.destroyed) return;
-      const headers: Record<string, string> = {};
-      for (const name of ['content-type', 'x-request-id']) {
-        const value = answer.headers.get(name);
-        if (value !== null) headers[name] = value;
-      }
-      response.writeHead(answer.status, headers).end(text);
+      await forward(target.origin, request, body, response);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -152,15 +141,6 @@ async function startHoldingFront(running: RunningSimulator): Promise<HoldingFron
         server.close(() => resolve());
       }),
   };
-}
-
-function forwarded(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || ['host', 'connection', 'content-length', 'keep-alive'].includes(name)) continue;
-    out[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return out;
 }
 
 const cleanups: (() => Promise<unknown>)[] = [];
