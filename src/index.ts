@@ -73,6 +73,7 @@ export type { HttpMethod } from './core/transport.js';
 export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
 export {
+  type ContradictingAnswer,
   isOpenPaymentState,
   type LeaseRequest,
   type NewPaymentRecord,

@@ -139,7 +139,15 @@ export interface PaymentChange {
    * the service's answer (`statusText`, `requestId`) and changes nothing else. The store stamps `at` and keeps `by`.
    * A change with it is never applied to an open record.
    */
-  readonly contradiction?: { readonly statusText: string; readonly requestId?: string | undefined };
+  readonly contradiction?: ContradictingAnswer;
+}
+
+/** The service's answer that contradicts a final record, as a writer hands it over (see {@link PaymentChange.contradiction}). */
+export interface ContradictingAnswer {
+  /** The service's status word, as it answered it. */
+  readonly statusText: string;
+  /** The service's request id of that answer, when it carried one. */
+  readonly requestId?: string | undefined;
 }
 
 /** One change of a payment, as {@link PaymentJournal.history} keeps it. */
@@ -217,7 +225,7 @@ export interface PaymentJournal {
    * never change), in one atomic step that also bumps the version, stamps `updatedAt` and appends the event.
    * One write is allowed on a final record: a change with `contradiction` and the record's own state sets
    * {@link PaymentRecord.contradiction} (and nothing else), with the same version check, bump, stamp and event
-   * (`from` and `to` the record's state, the service's word and request id); {@link markContradiction} builds it.
+   * (`from` and `to` the record's state, the service's word and request id).
    */
   transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition>;
   /** The journal's clock now (ISO 8601): what record ages are measured by. */
