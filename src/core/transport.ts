@@ -61,8 +61,10 @@ export interface RequestSpec {
   /**
    * Hand a 2xx body over as a {@link BodyStream} of at most `maxBytes` (not `maxResponseBytes`: only what the
    * caller holds is bounded by memory) instead of reading it whole. Error answers are read and mapped as usual.
+   * With `wholeWithinAttempt`, the attempt's time limit (`timeoutMs`, or the deadline) covers the whole body as
+   * it covers any other attempt: the read inside one call (a create's reconcile, `verify()`) ends by then.
    */
-  readonly stream?: { readonly maxBytes: number } | undefined;
+  readonly stream?: { readonly maxBytes: number; readonly wholeWithinAttempt?: boolean } | undefined;
   /** The path's route template for tracing (`/v1/collections/check/{referenceId}`); never the path itself. */
   readonly route?: string;
   /** The payment the request is about, for tracing (a create, a status check). */
@@ -416,6 +418,7 @@ export class Transport {
             controller: attempt,
             timeoutMs: settings.timeoutMs,
             maxBytes: spec.stream.maxBytes,
+            deadline: spec.stream.wholeWithinAttempt === true ? started + limitMs : undefined,
             release,
             mapError: (error) => this.#networkFailure(error, settings, signal),
           });
