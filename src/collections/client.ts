@@ -412,7 +412,7 @@ export class CollectionsClient {
     const hooks = this.#transport.instrumentation;
     if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);
     // Instrumented from outside: the same worker, given a counting journal, a timed check and a reporting onSettled.
-    const monitor = new WorkerMonitor(journal);
+    const monitor = new WorkerMonitor(journal, this.#transport.logger);
     const worker = startSettlementWorker(
       { ...context, journal: monitor.journal(), check: monitor.check(check) },
       {

@@ -85,7 +85,11 @@ export interface SettlementWorkerView {
   readonly workerId: string;
   /** The worker's `requestsPerSecond`. */
   readonly requestsPerSecond: number;
-  /** The payments of the journal in an open state (`initiating`, `pending`, `unknown`): one journal read. */
+  /**
+   * The payments of the journal in an open state (`initiating`, `pending`, `unknown`): one read of the journal's
+   * own counts (`PaymentJournal.counts`, whose cost does not grow with the journal), or, for a journal without
+   * them, of every open record.
+   */
   openPayments(): Promise<number>;
   /** The payments this worker holds a lease on now. */
   leasedPayments(): number;

@@ -27,7 +27,9 @@ import {
   type PaymentFilter,
   type PaymentJournal,
   type PaymentRecord,
+  type PaymentState,
   type PaymentTransition,
+  stateCounts,
 } from '../journal/journal.js';
 import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 import { nodeSqlite } from './load.js';
@@ -101,6 +103,28 @@ CREATE TABLE IF NOT EXISTS ${HISTORY} (
   by TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${HISTORY}_reference ON ${HISTORY} (reference_id, id);
+`;
+
+/**
+ * Records by state, kept by triggers in the transaction of each write, so counts() (the worker's /metrics) reads
+ * seven rows whatever the journal's size. Created with the counts of the records already there, under the write
+ * lock; the triggers live in the file, so every writer keeps them (an older SDK too).
+ */
+const COUNTS = `${TABLE}_counts`;
+const COUNTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ${COUNTS} (state TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
+DELETE FROM ${COUNTS};
+INSERT INTO ${COUNTS} SELECT state, count(*) FROM ${TABLE} GROUP BY state;
+CREATE TRIGGER ${COUNTS}_insert AFTER INSERT ON ${TABLE} BEGIN
+  INSERT INTO ${COUNTS} VALUES (NEW.state, 1) ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER ${COUNTS}_update AFTER UPDATE OF state ON ${TABLE} WHEN NEW.state IS NOT OLD.state BEGIN
+  UPDATE ${COUNTS} SET n = n - 1 WHERE state = OLD.state;
+  INSERT INTO ${COUNTS} VALUES (NEW.state, 1) ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER ${COUNTS}_delete AFTER DELETE ON ${TABLE} BEGIN
+  UPDATE ${COUNTS} SET n = n - 1 WHERE state = OLD.state;
+END;
 `;
 
 /** Schema version 1 (the first release) to 2: the compare-and-set version, the sender's window, the history. */
@@ -231,6 +255,12 @@ export class SqliteJournal implements PaymentJournal {
     return new Date(this.#now()).toISOString();
   }
 
+  /** How many records are in each state: read from the counters the file's triggers keep (seven rows at most). */
+  async counts(): Promise<Record<PaymentState, number>> {
+    const rows = this.#database().prepare(`SELECT state, n FROM ${COUNTS}`).all() as { state: string; n: number }[];
+    return stateCounts(rows.map((row) => [row.state, Number(row.n)] as const));
+  }
+
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
   async list(filter: PaymentFilter = {}): Promise<PaymentRecord[]> {
     const db = this.#database();
@@ -316,6 +346,8 @@ export class SqliteJournal implements PaymentJournal {
         if (exists && current < 2) db.exec(UPGRADE_FROM_1);
         db.exec(SCHEMA);
         db.exec(HISTORY_SCHEMA);
+        const counted = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?`).get(`${COUNTS}_insert`) !== undefined;
+        if (!counted) db.exec(COUNTS_SCHEMA);
         db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         db.exec('COMMIT');
       } catch (error) {
