@@ -75,7 +75,7 @@ const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
  * - `tap_collections.worker.settled` (counter, `{payment}`; `payment.state`),
  * - `tap_collections.worker.pauses` (counter, `{pause}`: 429 answers, each pausing every check),
  * - `tap_collections.worker.settle_latency` (histogram, `s`: from the record's creation to its final state),
- * - `tap_collections.worker.open_payments` (gauge, `{payment}`: one journal read per collection),
+ * - `tap_collections.worker.open_payments` (gauge, `{payment}`: one read of the journal's counts per collection),
  * - `tap_collections.worker.leased_payments` (gauge, `{payment}`: leases this worker holds),
  * - `tap_collections.worker.budget_used` (gauge, `1`: the share of `requestsPerSecond` spent in the last second).
  */

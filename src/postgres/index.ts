@@ -268,7 +268,9 @@ export class PostgresJournal implements PaymentJournal {
           n bigint NOT NULL,
           PRIMARY KEY (state, slot)
         );
-        CREATE OR REPLACE FUNCTION ${this.#countFunction()}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        -- SET search_path FROM CURRENT: the counter table is found as this migration found it, whatever the
+        -- search_path of the connection that writes a record.
+        CREATE OR REPLACE FUNCTION ${this.#countFunction()}() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
           DECLARE
             counter smallint;
           BEGIN
