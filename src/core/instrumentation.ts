@@ -147,7 +147,7 @@ export class HookFailureReporter {
   report(kind: HookKind, error: unknown): void {
     if (this.#reported.has(kind)) return;
     this.#reported.add(kind);
-    this.#warn(`instrumentation: the ${kind} hook failed; ignored (the call's outcome is its own; logged once per client)`, {
+    this.#warn(`the ${kind} hook failed; ignored (the call's outcome is its own; logged once per client)`, {
       reason: error instanceof Error ? error.message : String(error),
     });
   }
