@@ -7,7 +7,8 @@ const opened: PostgresJournal[] = [];
 afterAll(() => Promise.all(opened.map((journal) => journal.close())));
 
 describe('checkPaymentJournal on PostgresJournal (a real server)', () => {
-  it('passes every check; every open() is a new pool on the same table', async () => {
+  // The whole suite twice against a real server, each write also counting (the counters' trigger): seconds, not ms.
+  it('passes every check; every open() is a new pool on the same table', { timeout: 30_000 }, async () => {
     const tableName = `conformance_${process.pid}`;
     const results = await checkPaymentJournal(() => {
       const journal = new PostgresJournal({ connectionString: url, tableName });
