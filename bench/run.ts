@@ -41,6 +41,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   chaos: () => import('./chaos.ts'),
   'tap-history': () => import('./tap-history.ts'),
   simulation: () => import('./simulation.ts'),
+  metrics: () => import('./metrics.ts'),
 };
 
 async function main(): Promise<void> {

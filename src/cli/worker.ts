@@ -55,6 +55,9 @@ const OPTIONS = {
   'scan-interval-ms': { type: 'string' },
 } as const;
 
+/** What a /healthz probe looks up: the nil UUID, never a payment's reference. */
+const PROBE_REFERENCE = '00000000-0000-0000-0000-000000000000';
+
 /** How long a /healthz probe waits for the journal. */
 const PROBE_MS = 2000;
 
@@ -150,7 +153,8 @@ async function probe(journal: PaymentJournal): Promise<void> {
     timer = setTimeout(() => reject(new Failure(`no answer within ${PROBE_MS} ms`)), PROBE_MS);
   });
   try {
-    await Promise.race([journal.list({ limit: 1 }), late]);
+    // A read by primary key of an id no payment has: the same cost at 10 records and at a million.
+    await Promise.race([journal.get(PROBE_REFERENCE), late]);
   } finally {
     clearTimeout(timer);
   }

@@ -30,6 +30,7 @@ import { NotFoundEvidence, notProof, provenNotSent } from './not-found-evidence.
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
+import { requestIdOf, withRequestId } from './request-id.js';
 import {
   CheckStatusResponseSchema,
   type CollectionDetails,
@@ -157,18 +158,24 @@ export class CollectionsClient {
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
     const journal = this.#journal;
-    return this.#transport.traced('collections.initiate', settings, (settings) => {
-      if (journal === undefined) return this.#createCollection(referenceId, body, settings);
-      const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
-      return initiateWithJournal(journal, {
-        payment,
-        sendWindowMs: sendWindowMs(settings),
-        attemptTimeoutMs: settings.timeoutMs,
-        send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
-        check: () => this.#findStatus(referenceId, settings),
-        signal: settings.signal,
-      });
-    });
+    return this.#transport.traced(
+      'collections.initiate',
+      settings,
+      (settings) => {
+        if (journal === undefined) return this.#createCollection(referenceId, body, settings);
+        const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
+        return initiateWithJournal(journal, {
+          payment,
+          sendWindowMs: sendWindowMs(settings),
+          attemptTimeoutMs: settings.timeoutMs,
+          send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
+          check: () => this.#findStatus(referenceId, settings),
+          signal: settings.signal,
+        });
+      },
+      undefined,
+      { referenceId },
+    );
   }
 
   /**
@@ -190,16 +197,23 @@ export class CollectionsClient {
       send: async (attemptNumber) => {
         const deadline = await beforeAttempt?.();
         const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
-        const result = await this.#transport.send({ method: 'POST', path: CREATE_PATH, route: CREATE_PATH, body }, limited, attemptNumber);
+        const result = await this.#transport.send(
+          { method: 'POST', path: CREATE_PATH, route: CREATE_PATH, body, referenceId },
+          limited,
+          attemptNumber,
+        );
         // Every field of the 202's data, including those the document does not list.
-        const created = withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data);
+        const created = withRequestId(
+          withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data),
+          result.requestId,
+        );
         this.#evidence.markProved();
         return created;
       },
       lookup: async (attemptNumber) => {
         try {
           const status = await this.#checkStatusOnce(referenceId, attempt, attemptNumber);
-          return { kind: 'found', result: { referenceId, status: status.statusText } };
+          return { kind: 'found', result: withRequestId({ referenceId, status: status.statusText }, requestIdOf(status)) };
         } catch (error) {
           // Not visible yet is no proof of absence (the status check may lag behind the create).
           if (error instanceof NotFoundError) return { kind: 'absent' };
@@ -274,7 +288,9 @@ export class CollectionsClient {
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
-    return this.#transport.traced('collections.checkStatus', this.#transport.settingsFor(options), this.#checkStatus, reference);
+    return this.#transport.traced('collections.checkStatus', this.#transport.settingsFor(options), this.#checkStatus, reference, {
+      referenceId: reference,
+    });
   }
 
   // An arrow made once per client: `traced` runs it without a closure per call when no hooks are configured.
@@ -350,11 +366,11 @@ export class CollectionsClient {
   async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1, warnUnknown = true): Promise<CollectionStatus> {
     // Encoded even though every caller passes a checked UUID: an id read from a journal is data, never a path.
     const result = await this.#transport.send(
-      { method: 'GET', path: `/v1/collections/check/${encodeURIComponent(referenceId)}`, route: CHECK_ROUTE },
+      { method: 'GET', path: `/v1/collections/check/${encodeURIComponent(referenceId)}`, route: CHECK_ROUTE, referenceId },
       settings,
       attemptNumber,
     );
-    const status = parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+    const status = withRequestId(parseResponse(CheckStatusResponseSchema, result, 'collections').data, result.requestId);
     this.#evidence.markProved();
     if (warnUnknown) this.#statusWords.warnIfUnknown(referenceId, status.statusText, this.#transport.logger);
     return status;
@@ -387,28 +403,33 @@ export class CollectionsClient {
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
-    return this.#transport.traced('collections.pollUntilSettled', this.#transport.settingsFor(options), (settings) =>
-      pollUntilSettled(
-        reference,
-        async (timeoutMs, deadline) => {
-          const once = { ...settings, maxRetries: 0, timeoutMs, deadline };
-          let status: CollectionStatus;
-          try {
-            status = await this.#checkStatusOnce(reference, once, 1, false);
-          } catch (error) {
-            // Each 404 is judged by the one rule as it comes: a verdict ends the poll, "not yet" keeps it waiting.
-            if (error instanceof NotFoundError) return this.#afterNotFound(reference, error, once, 'poll');
-            throw error;
-          }
-          await this.#journal?.recordStatus(reference, status, 'poll');
-          return status;
-        },
-        options,
-        settings.timeoutMs,
-        this.#transport.logger,
-        this.#statusWords,
-        this.#journal !== undefined,
-      ),
+    return this.#transport.traced(
+      'collections.pollUntilSettled',
+      this.#transport.settingsFor(options),
+      (settings) =>
+        pollUntilSettled(
+          reference,
+          async (timeoutMs, deadline) => {
+            const once = { ...settings, maxRetries: 0, timeoutMs, deadline };
+            let status: CollectionStatus;
+            try {
+              status = await this.#checkStatusOnce(reference, once, 1, false);
+            } catch (error) {
+              // Each 404 is judged by the one rule as it comes: a verdict ends the poll, "not yet" keeps it waiting.
+              if (error instanceof NotFoundError) return this.#afterNotFound(reference, error, once, 'poll');
+              throw error;
+            }
+            await this.#journal?.recordStatus(reference, status, 'poll');
+            return status;
+          },
+          options,
+          settings.timeoutMs,
+          this.#transport.logger,
+          this.#statusWords,
+          this.#journal !== undefined,
+        ),
+      undefined,
+      { referenceId: reference },
     );
   }
 
@@ -427,8 +448,15 @@ export class CollectionsClient {
       throw new ConfigurationError('startSettlementWorker() needs a client with a journal (CollectionsClient option journal)');
     }
     const settings = this.#transport.settingsFor(undefined);
+    // Each check is an operation of its own, about its payment: a tracer can file it under the payment.
     const check: SettlementWorkerContext['check'] = (referenceId, timeoutMs, signal, beforeSend) =>
-      this.#checkStatusOnce(referenceId, { ...settings, signal, maxRetries: 0, timeoutMs, beforeSend });
+      this.#transport.traced(
+        'collections.settlementWorker.check',
+        { ...settings, signal, maxRetries: 0, timeoutMs, beforeSend },
+        (checkSettings) => this.#checkStatusOnce(referenceId, checkSettings),
+        undefined,
+        { referenceId, background: true },
+      );
     const context: SettlementWorkerContext = {
       journal,
       check,
@@ -447,7 +475,7 @@ export class CollectionsClient {
     const hooks = this.#transport.instrumentation;
     if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);
     // Instrumented from outside: the same worker, given a counting journal, a timed check and a reporting onSettled.
-    const monitor = new WorkerMonitor(journal);
+    const monitor = new WorkerMonitor(journal, this.#transport.logger);
     const worker = startSettlementWorker(
       { ...context, journal: monitor.journal(), check: monitor.check(check) },
       {

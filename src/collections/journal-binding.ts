@@ -183,7 +183,9 @@ export function throwIfContradicted(referenceId: string, advanced: Advanced, obs
 export function scrubObservation<Observation extends PaymentObservation>(observation: Observation, logger: LevelLogger): Observation {
   if (observation.kind !== 'status' && observation.kind !== 'accepted') return observation;
   const scrubbed: Record<string, unknown> = { ...observation };
-  for (const key of ['statusText', 'transactionCode', 'reason', 'requestId'] as const) {
+  // Not the request id: the transport already took the key out of it, and an identifier is never masked
+  // (a masked id is one support cannot find).
+  for (const key of ['statusText', 'transactionCode', 'reason'] as const) {
     const value = scrubbed[key];
     if (typeof value === 'string') scrubbed[key] = logger.redact(value);
   }

@@ -26,6 +26,7 @@ import { type FingerprintedPayment, paymentFingerprint } from '../journal/finger
 import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
 import { type JournalBinding, paymentError } from './journal-binding.js';
+import { requestIdOf, withRequestId } from './request-id.js';
 import type { CollectionStatus, InitiatedCollection } from './schemas.js';
 
 /** The reconcile inside `initiate` waits the default grace beyond the last sender's window before sending again. */
@@ -165,7 +166,7 @@ async function reconcile<Result extends InitiatedCollection>(
   const found = await checkOrUnknown(call, referenceId);
   if (found !== undefined) {
     await binding.observeAfterSending(referenceId, binding.statusObservation(found), BY);
-    return { referenceId, status: found.statusText };
+    return withRequestId({ referenceId, status: found.statusText }, requestIdOf(found));
   }
   // Not at the service. Once the journal's clock proves no earlier attempt can still arrive, this call takes the
   // record over (a compare-and-set on the version it judged) and sends it; until then, sending could push twice.
@@ -246,7 +247,11 @@ async function sendAndRecord<Result extends InitiatedCollection>(
     throw error;
   }
   // A 202 says pending; a create reconciled by a status check may already have found it settled.
-  await binding.observeAfterSending(referenceId, binding.statusObservation({ referenceId, statusText: result.status }), BY);
+  await binding.observeAfterSending(
+    referenceId,
+    binding.statusObservation({ referenceId, statusText: result.status }, requestIdOf(result)),
+    BY,
+  );
   return result;
 }
 

@@ -9,6 +9,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
+import { requestIdOf } from './request-id.js';
 import type { CollectionStatus } from './schemas.js';
 
 /**
@@ -82,9 +83,13 @@ export class StatusWords {
 
   /**
    * A status answer as an observation for the journal's state machine: the mapped state (a word in none of
-   * the lists keeps the payment open, `pending`) and the service's own word in `statusText`.
+   * the lists keeps the payment open, `pending`) and the service's own word in `statusText`. `requestId`
+   * defaults to the request id of the response `status` was parsed from.
    */
-  observation(status: CollectionStatus, requestId?: string): Extract<PaymentObservation, { kind: 'status' }> {
+  observation(
+    status: CollectionStatus,
+    requestId: string | undefined = requestIdOf(status),
+  ): Extract<PaymentObservation, { kind: 'status' }> {
     return {
       kind: 'status',
       state: this.meaningOf(status.statusText) ?? 'pending',

@@ -8,8 +8,8 @@
  */
 import { ApiError } from '../core/errors.js';
 import type { Instrumentation, SettlementWorkerEvent, SettlementWorkerView } from '../core/instrumentation.js';
+import type { LevelLogger } from '../core/logger.js';
 import { isOpenPaymentState, OPEN_PAYMENT_STATES, type PaymentJournal, type PaymentRecord } from '../journal/journal.js';
-import type { CollectionStatus } from './schemas.js';
 import type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
 
 type Check = SettlementWorkerContext['check'];
@@ -21,9 +21,31 @@ export class WorkerMonitor {
   /** End times of the checks of the last second, oldest first (for the budget used). */
   readonly #recentChecks: number[] = [];
   #listener: ((event: SettlementWorkerEvent) => void) | undefined;
+  readonly #logger: LevelLogger;
+  #warnedUncounted = false;
 
-  constructor(journal: PaymentJournal) {
+  constructor(journal: PaymentJournal, logger: LevelLogger) {
     this.#journal = journal;
+    this.#logger = logger;
+  }
+
+  /**
+   * The journal's open payments: by its own counts (a cost that does not grow with the journal) when it has
+   * them; otherwise by reading every open record, warned about once.
+   */
+  async #openPayments(): Promise<number> {
+    const journal = this.#journal;
+    if (typeof journal.counts === 'function') {
+      const counts = await journal.counts();
+      return OPEN_PAYMENT_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
+    }
+    if (!this.#warnedUncounted) {
+      this.#warnedUncounted = true;
+      this.#logger.warn(
+        'settlement worker metrics: the journal has no counts(); each read of the open payments reads every open record (implement PaymentJournal.counts)',
+      );
+    }
+    return (await journal.list({ states: OPEN_PAYMENT_STATES })).length;
   }
 
   /** The journal the worker must be given: the same store, its leases counted on the way. */
@@ -100,7 +122,7 @@ export class WorkerMonitor {
     const view: SettlementWorkerView = {
       workerId: worker.workerId,
       requestsPerSecond,
-      openPayments: async () => (await this.#journal.list({ states: OPEN_PAYMENT_STATES })).length,
+      openPayments: () => this.#openPayments(),
       leasedPayments: () => this.#leased.size,
       budgetUsed: () => {
         this.#forgetBefore(Date.now() - 1000);

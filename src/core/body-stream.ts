@@ -4,6 +4,10 @@
  * attempt's {@link TimeoutError}), and the caller's abort cancels it. A stream of more than `maxBytes`
  * fails with {@link BodyTooLargeError}, so an endless body cannot keep a reader busy forever.
  *
+ * Progress per read is not enough against a body that trickles (a byte every `timeoutMs - 1` ms keeps every
+ * read alive): a stream read inside one attempt may also have a `deadline` (the whole body by then), and a
+ * reader may give each read a budget of its own (see `read`), so every wait has an end.
+ *
  * @module
  */
 import { BodyTooLargeError } from './body.js';
@@ -20,6 +24,8 @@ export interface BodyStreamAttempt {
   readonly release: () => void;
   /** Turns a failed read into the SDK's error (the caller's abort reason, a timeout, a connection failure). */
   readonly mapError: (error: unknown) => unknown;
+  /** When the whole body must have arrived (epoch milliseconds), if the attempt's time limit covers the body too. */
+  readonly deadline?: number | undefined;
 }
 
 /** A response body read chunk by chunk; {@link BodyStream.close} cancels what was not read. */
@@ -39,16 +45,23 @@ export class BodyStream {
     attempt.controller.signal.addEventListener('abort', this.#onAbort, { once: true });
   }
 
+  /** The stall limit of one read (the attempt's `timeoutMs`). */
+  get timeoutMs(): number {
+    return this.#attempt.timeoutMs;
+  }
+
   /**
-   * The next chunk, or `undefined` at the end of the body.
-   * @throws the caller's abort reason, {@link TimeoutError} when no byte came within `timeoutMs`, a
+   * The next chunk, or `undefined` at the end of the body. The read ends within the least of `timeoutMs`, the
+   * stream's `deadline` and `budgetMs` (what the reader allows this read).
+   * @throws the caller's abort reason, {@link TimeoutError} when no byte came within that time, a
    * {@link ConnectionError}, or {@link BodyTooLargeError}. The stream is closed after any of them.
    */
-  async read(): Promise<Uint8Array | undefined> {
+  async read(budgetMs = Number.POSITIVE_INFINITY): Promise<Uint8Array | undefined> {
     const reader = this.#reader;
     if (this.#closed || reader === undefined) return undefined;
-    const { controller, timeoutMs } = this.#attempt;
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const { controller, timeoutMs, deadline } = this.#attempt;
+    const limitMs = Math.max(0, Math.min(timeoutMs, budgetMs, deadline === undefined ? timeoutMs : deadline - Date.now()));
+    const timer = setTimeout(() => controller.abort(), limitMs);
     try {
       controller.signal.throwIfAborted();
       const { done, value } = await reader.read();

@@ -26,7 +26,7 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import { headerIssues, headerValueProblem } from './headers.js';
-import type { AttemptInfo, Instrumentation } from './instrumentation.js';
+import { type AttemptInfo, guardInstrumentation, HookFailureReporter, type Instrumentation } from './instrumentation.js';
 import { LevelLogger } from './logger.js';
 import { MIN_API_KEY_LENGTH, SecretRedactor } from './redact.js';
 import { decideRetry } from './retry.js';
@@ -61,10 +61,14 @@ export interface RequestSpec {
   /**
    * Hand a 2xx body over as a {@link BodyStream} of at most `maxBytes` (not `maxResponseBytes`: only what the
    * caller holds is bounded by memory) instead of reading it whole. Error answers are read and mapped as usual.
+   * With `wholeWithinAttempt`, the attempt's time limit (`timeoutMs`, or the deadline) covers the whole body as
+   * it covers any other attempt: the read inside one call (a create's reconcile, `verify()`) ends by then.
    */
-  readonly stream?: { readonly maxBytes: number } | undefined;
+  readonly stream?: { readonly maxBytes: number; readonly wholeWithinAttempt?: boolean } | undefined;
   /** The path's route template for tracing (`/v1/collections/check/{referenceId}`); never the path itself. */
   readonly route?: string;
+  /** The payment the request is about, for tracing (a create, a status check). */
+  readonly referenceId?: string;
 }
 
 /** A 2xx response: its body parsed when it was JSON. */
@@ -129,6 +133,10 @@ export class Transport {
   }
   /** The key and the newest keys the key function returned: scrubbed from whatever an error or log keeps. */
   readonly #secrets = new SecretRedactor();
+  /** The client's hooks behind the one isolation point: a hook's failure or hang never reaches a call. */
+  readonly #hooks: Instrumentation | undefined;
+  /** Logs each kind of hook failure (a tracer, `onResponse`) once for this client. */
+  readonly #hookFailures: HookFailureReporter;
 
   constructor(config: ResolvedConfig, profile: ServiceProfile) {
     this.#config = config;
@@ -137,6 +145,8 @@ export class Transport {
     this.#limit = new ConcurrencyLimit(config.maxConcurrentRequests);
     if (typeof config.apiKey === 'string') this.#secrets.remember(config.apiKey);
     this.logger = new LevelLogger(config.logger, config.logLevel, this.#secrets);
+    this.#hookFailures = new HookFailureReporter((message, details) => this.logger.warn(message, details));
+    this.#hooks = config.instrumentation === undefined ? undefined : guardInstrumentation(config.instrumentation, this.#hookFailures);
     this.#authName = profile.auth('')[0];
     this.#defaultHeaders = {
       accept: 'application/json',
@@ -154,9 +164,9 @@ export class Transport {
     });
   }
 
-  /** The client's instrumentation hooks, if any. */
+  /** The client's instrumentation hooks, if any, guarded: what they throw or how long they take never reaches a call. */
   get instrumentation(): Instrumentation | undefined {
-    return this.#config.instrumentation;
+    return this.#hooks;
   }
 
   /** The service this transport talks to. */
@@ -252,7 +262,7 @@ export class Transport {
    */
   send(spec: RequestSpec, settings: CallSettings, attemptNumber = 1): Promise<HttpResult> {
     // The one instrumentation call site: a client without hooks pays this property read and nothing else.
-    if (this.#config.instrumentation?.attempt !== undefined) return this.#sendObserved(spec, settings, attemptNumber);
+    if (this.#hooks?.attempt !== undefined) return this.#sendObserved(spec, settings, attemptNumber);
     return this.#sendUnobserved(spec, settings, attemptNumber);
   }
 
@@ -274,8 +284,9 @@ export class Transport {
       serverPort: port === '' ? (protocol === 'https:' ? 443 : 80) : Number(port),
       attempt: attemptNumber,
       parent: settings.operation,
+      referenceId: spec.referenceId,
     };
-    const hooks = this.#config.instrumentation as Required<Pick<Instrumentation, 'attempt'>>;
+    const hooks = this.#hooks as Required<Pick<Instrumentation, 'attempt'>>;
     return hooks.attempt(info, () => this.#sendUnobserved(spec, settings, attemptNumber));
   }
 
@@ -284,10 +295,17 @@ export class Transport {
    * hands every attempt of the call its span; without the hook, runs it as it is. `arg` is handed to `run`, so a
    * hot path can pass a function made once (not a closure per call) and pay nothing here without hooks.
    */
-  traced<T, A = undefined>(name: string, settings: CallSettings, run: (settings: CallSettings, arg: A) => Promise<T>, arg?: A): Promise<T> {
-    const hooks = this.#config.instrumentation;
+  traced<T, A = undefined>(
+    name: string,
+    settings: CallSettings,
+    run: (settings: CallSettings, arg: A) => Promise<T>,
+    arg?: A,
+    about?: { readonly referenceId: string; readonly background?: boolean },
+  ): Promise<T> {
+    const hooks = this.#hooks;
     if (hooks?.operation === undefined) return run(settings, arg as A);
-    return hooks.operation<T>({ name, service: this.#profile.service }, (scope) => run({ ...settings, operation: scope }, arg as A));
+    const info = { name, service: this.#profile.service, ...about };
+    return hooks.operation<T>(info, (scope) => run({ ...settings, operation: scope }, arg as A));
   }
 
   async #sendAfterKey(spec: RequestSpec, settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
@@ -400,6 +418,7 @@ export class Transport {
             controller: attempt,
             timeoutMs: settings.timeoutMs,
             maxBytes: spec.stream.maxBytes,
+            deadline: spec.stream.wholeWithinAttempt === true ? started + limitMs : undefined,
             release,
             mapError: (error) => this.#networkFailure(error, settings, signal),
           });
@@ -467,14 +486,10 @@ export class Transport {
         durationMs: Date.now() - started,
         attempt,
       });
-      if (returned instanceof Promise) returned.catch((error: unknown) => this.#onResponseFailed(error));
+      if (returned instanceof Promise) returned.catch((error: unknown) => this.#hookFailures.report('onResponse', error));
     } catch (error) {
-      this.#onResponseFailed(error);
+      this.#hookFailures.report('onResponse', error);
     }
-  }
-
-  #onResponseFailed(error: unknown): void {
-    this.logger.warn('onResponse threw; ignored', { reason: error instanceof Error ? error.message : String(error) });
   }
 
   async #readSuccessBody(response: Response, requestId: string | undefined, signal: AbortSignal): Promise<string> {

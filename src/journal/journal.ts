@@ -25,6 +25,16 @@ export type PaymentState = 'initiating' | 'pending' | 'unknown' | 'rejected' | '
 /** The open states, in which a payment still needs the SDK's attention. */
 export const OPEN_PAYMENT_STATES: readonly PaymentState[] = ['initiating', 'pending', 'unknown'];
 
+/** Every state, open ones first. */
+export const PAYMENT_STATES: readonly PaymentState[] = [...OPEN_PAYMENT_STATES, 'rejected', 'not-sent', 'successful', 'failed'];
+
+/** Counts by state from a store's rows (`[state, count]`): every state named, unknown states left out. */
+export function stateCounts(rows: Iterable<readonly [string, number]>): Record<PaymentState, number> {
+  const counts = Object.fromEntries(PAYMENT_STATES.map((state) => [state, 0])) as Record<PaymentState, number>;
+  for (const [state, count] of rows) if (state in counts) counts[state as PaymentState] += count;
+  return counts;
+}
+
 /** True for `initiating`, `pending` and `unknown`. */
 export function isOpenPaymentState(state: PaymentState): boolean {
   return state === 'initiating' || state === 'pending' || state === 'unknown';
@@ -257,6 +267,13 @@ export interface PaymentJournal {
    * on a schedule. `PostgresJournal` implements it with one `LISTEN` connection per journal.
    */
   watch?(referenceId: string, onChange: () => void): Promise<() => void>;
+  /**
+   * Optional: how many records are in each state (every state named, 0 when none), at a cost that does not grow
+   * with the journal. The settlement worker's open-payments gauge (`/metrics`) reads it; a journal without it is
+   * counted by {@link PaymentJournal.list} (every open record read: logged once as a warning). The shipped stores
+   * keep counters: in memory, and in PostgreSQL and SQLite a table a trigger updates in each write's transaction.
+   */
+  counts?(): Promise<Record<PaymentState, number>>;
   /** Frees the store's resources (connections, file handles). Optional; the SDK never calls it. */
   close?(): Promise<void>;
 }

@@ -17,7 +17,9 @@ import {
   type PaymentFilter,
   type PaymentJournal,
   type PaymentRecord,
+  type PaymentState,
   type PaymentTransition,
+  stateCounts,
   withDecidableAt,
 } from './journal.js';
 
@@ -47,6 +49,8 @@ interface Entry {
  */
 export class MemoryJournal implements PaymentJournal {
   readonly #entries = new Map<string, Entry>();
+  /** Records by state, kept with every write: {@link MemoryJournal.counts} never walks the records. */
+  readonly #counts = stateCounts([]);
   readonly #now: () => number;
 
   /** @param options - see {@link MemoryJournalOptions}. */
@@ -61,6 +65,7 @@ export class MemoryJournal implements PaymentJournal {
     const stored = freeze({ ...record, createdAt: at, updatedAt: at, version: 1 });
     const event = eventOf(null, { ...record, by: 'initiate' }, at);
     this.#entries.set(record.referenceId, { record: stored, events: [event], leaseOwner: undefined, leaseExpiresAt: 0 });
+    this.#counts[stored.state] += 1;
     return withDecidableAt(stored);
   }
 
@@ -86,6 +91,8 @@ export class MemoryJournal implements PaymentJournal {
     next.updatedAt = at;
     next.version = current.version + 1;
     entry.record = freeze(next as unknown as PaymentRecord);
+    this.#counts[current.state] -= 1;
+    this.#counts[entry.record.state] += 1;
     entry.events.push(eventOf(current.state, change, at));
     return { applied: true, record: withDecidableAt(entry.record) };
   }
@@ -99,6 +106,11 @@ export class MemoryJournal implements PaymentJournal {
   async get(referenceId: string): Promise<PaymentRecord | undefined> {
     const record = this.#entries.get(referenceId)?.record;
     return record === undefined ? undefined : withDecidableAt(record);
+  }
+
+  /** {@inheritDoc PaymentJournal.counts} */
+  async counts(): Promise<Record<PaymentState, number>> {
+    return { ...this.#counts };
   }
 
   /** {@inheritDoc PaymentJournal.history} */

@@ -15,6 +15,10 @@
  * conventions: `http.request.method`, `url.template` (the route, never the path: a path holds a reference),
  * `server.address`, `server.port`, `http.response.status_code`, `http.request.resend_count`, `error.type`.
  * A create's reconcile lookups and a poll's checks are attempts of their call, so they are its children.
+ * Every span about a payment carries `tap_collections.reference_id` (its `referenceId`), and every span that saw a
+ * response `http.response.header.x-request-id` (the service's request id; a call's span: its latest response's).
+ * A settlement worker's checks (`collections.settlementWorker.check`) are filed in their payment's trace, whose id
+ * is the `referenceId` without its dashes; a caller's call about a payment links to that trace.
  * A settlement worker started by an instrumented client reports metrics (see {@link openTelemetry}).
  * No attribute ever holds the key, a phone number or a body.
  *
@@ -27,8 +31,10 @@ import {
   type MeterProvider,
   metrics,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
@@ -46,6 +52,11 @@ export interface OpenTelemetryOptions {
 
 /** The instrumentation scope's name: the package's. */
 const SCOPE = 'tap-collections-sdk';
+
+/** The attribute naming the payment a span is about: its `referenceId`. */
+export const REFERENCE_ID_ATTRIBUTE = 'tap_collections.reference_id';
+/** The attribute holding the service's request id (`x-request-id`) of the response a span saw. */
+export const REQUEST_ID_ATTRIBUTE = 'http.response.header.x-request-id';
 
 /** The settle latency histogram's bucket boundaries, in seconds: a push settles in seconds to minutes. */
 const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
@@ -66,7 +77,7 @@ const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
  * - `tap_collections.worker.contradictions` (counter, `{payment}`; `payment.state`: closed payments the service
  *   contradicted, marked and kept in their state),
  * - `tap_collections.worker.settle_latency` (histogram, `s`: from the record's creation to its final state),
- * - `tap_collections.worker.open_payments` (gauge, `{payment}`: one journal read per collection),
+ * - `tap_collections.worker.open_payments` (gauge, `{payment}`: one read of the journal's counts per collection),
  * - `tap_collections.worker.leased_payments` (gauge, `{payment}`: leases this worker holds),
  * - `tap_collections.worker.budget_used` (gauge, `1`: the share of `requestsPerSecond` spent in the last second).
  */
@@ -76,8 +87,17 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Instrumentati
 
   return {
     operation<T>(info: OperationInfo, run: (scope: unknown) => Promise<T>): Promise<T> {
-      const span = tracer.startSpan(info.name, { kind: SpanKind.INTERNAL, attributes: { 'tap_collections.service': info.service } });
-      const scope = trace.setSpan(context.active(), span);
+      const attributes: Attributes = { 'tap_collections.service': info.service };
+      if (info.referenceId !== undefined) attributes[REFERENCE_ID_ATTRIBUTE] = info.referenceId;
+      // A worker's check belongs to no caller's trace: it goes in its payment's (see paymentSpanContext).
+      const parent =
+        info.background === true && info.referenceId !== undefined
+          ? trace.setSpanContext(context.active(), paymentSpanContext(info.referenceId))
+          : context.active();
+      // A caller's call about a payment links to the payment's trace, where the worker's checks of it are.
+      const links = info.background !== true && info.referenceId !== undefined ? [{ context: paymentSpanContext(info.referenceId) }] : [];
+      const span = tracer.startSpan(info.name, { kind: SpanKind.INTERNAL, attributes, links }, parent);
+      const scope = trace.setSpan(parent, span);
       return settle(
         span,
         context.with(scope, () => run(scope)),
@@ -92,6 +112,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Instrumentati
         'tap_collections.service': info.service,
       };
       if (info.route !== undefined) attributes['url.template'] = info.route;
+      if (info.referenceId !== undefined) attributes[REFERENCE_ID_ATTRIBUTE] = info.referenceId;
       // The convention records resends only, from the second attempt on.
       if (info.attempt > 1) attributes['http.request.resend_count'] = info.attempt - 1;
       const parent = isContext(info.parent) ? info.parent : context.active();
@@ -100,7 +121,9 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Instrumentati
         { kind: SpanKind.CLIENT, attributes },
         parent,
       );
-      return settle(span, context.with(trace.setSpan(parent, span), run), true);
+      // Only the call's own span learns the request id, never a caller's span a raw attempt runs under.
+      const operation = isContext(info.parent) ? (trace.getSpan(info.parent) ?? false) : false;
+      return settle(span, context.with(trace.setSpan(parent, span), run), operation);
     },
 
     settlementWorker(worker: SettlementWorkerView, done: Promise<void>) {
@@ -113,21 +136,50 @@ function isContext(value: unknown): value is Context {
   return value !== null && typeof value === 'object' && typeof (value as Context).getValue === 'function';
 }
 
+/**
+ * The span context a payment's background work (the settlement worker's checks) is filed under: trace id = the
+ * `referenceId`'s 32 hex digits (a reference is a UUID: 128 bits, the size of a trace id), span id = its first 16.
+ * No span with that id is ever exported: the checks of one payment form one trace whose id anyone holding the
+ * `referenceId` can write down, whichever worker, process or machine made them. Sampled, so a parent-based sampler
+ * keeps them.
+ */
+export function paymentSpanContext(referenceId: string): SpanContext {
+  const hex = referenceId.replaceAll('-', '').toLowerCase();
+  return { traceId: hex, spanId: hex.slice(0, 16), traceFlags: TraceFlags.SAMPLED, isRemote: true };
+}
+
 function statusOf(value: unknown): number | undefined {
   const status = value !== null && typeof value === 'object' ? (value as { status?: unknown }).status : undefined;
   return typeof status === 'number' && status > 0 ? status : undefined;
 }
 
-/** Ends `span` when `work` settles, recording the status code (HTTP spans) and any error. */
-async function settle<T>(span: Span, work: Promise<T>, http = false): Promise<T> {
+function requestIdOf(value: unknown): string | undefined {
+  const requestId = value !== null && typeof value === 'object' ? (value as { requestId?: unknown }).requestId : undefined;
+  return typeof requestId === 'string' && requestId !== '' ? requestId : undefined;
+}
+
+/**
+ * Ends `span` when `work` settles, recording the status code and request id (HTTP spans: pass their
+ * `operation`, the call's span, which is given the request id of its latest response too) and any error.
+ */
+async function settle<T>(span: Span, work: Promise<T>, operation?: Span | false): Promise<T> {
+  const http = operation !== undefined;
+  const seen = (value: unknown) => {
+    const requestId = http ? requestIdOf(value) : undefined;
+    if (requestId === undefined) return;
+    span.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+    if (operation) operation.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+  };
   try {
     const result = await work;
     const status = http ? statusOf(result) : undefined;
     if (status !== undefined) span.setAttribute('http.response.status_code', status);
+    seen(result);
     return result;
   } catch (error) {
     const status = http ? statusOf(error) : undefined;
     if (status !== undefined) span.setAttribute('http.response.status_code', status);
+    seen(error);
     const type = error instanceof Error ? error.name : typeof error;
     span.setAttribute('error.type', status !== undefined && status >= 400 && type === 'Error' ? String(status) : type);
     // The SDK's messages never hold the key; phone-shaped runs are masked by the SDK's one redaction rule.

@@ -25,8 +25,10 @@ import type {
   PaymentFilter,
   PaymentJournal,
   PaymentRecord,
+  PaymentState,
   PaymentTransition,
 } from '../journal/journal.js';
+import { stateCounts } from '../journal/journal.js';
 import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 
 /** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
@@ -108,6 +110,8 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  */
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,46}$/;
 const OPEN = "('initiating', 'pending', 'unknown')";
+/** Counter rows per state (a power of two): writers of different payments rarely share one. */
+const COUNT_SLOTS = 16;
 /**
  * The server's clock, cut to the millisecond: the precision a JavaScript `Date` reads back. Times kept finer
  * would order records (oldest first) by digits no reader sees, so two records of one millisecond would come
@@ -126,6 +130,8 @@ const NOW = "date_trunc('milliseconds', now())";
  */
 export class PostgresJournal implements PaymentJournal {
   readonly #table: string;
+  /** The records by state, kept by a trigger (see migrate). */
+  readonly #counts: string;
   readonly #history: string;
   readonly #tableName: string;
   readonly #ownsPool: boolean;
@@ -163,6 +169,7 @@ export class PostgresJournal implements PaymentJournal {
     const qualified = (name: string) => (schema === undefined ? `"${name}"` : `"${schema}"."${name}"`);
     this.#table = qualified(tableName);
     this.#history = qualified(`${tableName}_history`);
+    this.#counts = qualified(`${tableName}_counts`);
     this.#tableName = tableName;
     this.#logger = options.logger ?? console;
     this.#rows = new RowReader((row) =>
@@ -280,8 +287,54 @@ export class PostgresJournal implements PaymentJournal {
           CREATE TRIGGER "${name}_settled" AFTER INSERT OR UPDATE OF state ON ${this.#table}
             FOR EACH ROW WHEN (NEW.state NOT IN ${OPEN}) EXECUTE FUNCTION ${this.#notifyFunction()}();
         END IF;
+        -- Records by state, kept by a trigger in the transaction of each write, so counts() (the worker's /metrics)
+        -- reads at most ${COUNT_SLOTS} rows a state whatever the journal's size. A record always counts in the same
+        -- slot (by its reference's hash): concurrent writers of different payments rarely wait on one counter row.
+        CREATE TABLE IF NOT EXISTS ${this.#counts} (
+          state text NOT NULL,
+          slot smallint NOT NULL,
+          n bigint NOT NULL,
+          PRIMARY KEY (state, slot)
+        );
+        -- SET search_path FROM CURRENT: the counter table is found as this migration found it, whatever the
+        -- search_path of the connection that writes a record.
+        CREATE OR REPLACE FUNCTION ${this.#countFunction()}() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+          DECLARE
+            counter smallint;
+          BEGIN
+            IF TG_OP = 'INSERT' THEN
+              counter := hashtext(NEW.reference_id) & ${COUNT_SLOTS - 1};
+              INSERT INTO ${this.#counts} AS c VALUES (NEW.state, counter, 1) ON CONFLICT (state, slot) DO UPDATE SET n = c.n + 1;
+            ELSIF TG_OP = 'DELETE' THEN
+              counter := hashtext(OLD.reference_id) & ${COUNT_SLOTS - 1};
+              UPDATE ${this.#counts} AS c SET n = c.n - 1 WHERE c.state = OLD.state AND c.slot = counter;
+            ELSIF NEW.state IS DISTINCT FROM OLD.state THEN
+              counter := hashtext(NEW.reference_id) & ${COUNT_SLOTS - 1};
+              -- Counter rows are locked in the order of their state's name, so two writers never wait on each other in a cycle.
+              IF OLD.state < NEW.state THEN
+                UPDATE ${this.#counts} AS c SET n = c.n - 1 WHERE c.state = OLD.state AND c.slot = counter;
+                INSERT INTO ${this.#counts} AS c VALUES (NEW.state, counter, 1) ON CONFLICT (state, slot) DO UPDATE SET n = c.n + 1;
+              ELSE
+                INSERT INTO ${this.#counts} AS c VALUES (NEW.state, counter, 1) ON CONFLICT (state, slot) DO UPDATE SET n = c.n + 1;
+                UPDATE ${this.#counts} AS c SET n = c.n - 1 WHERE c.state = OLD.state AND c.slot = counter;
+              END IF;
+            END IF;
+            RETURN NULL;
+          END $fn$;
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '${this.#table}'::regclass AND tgname = '${name}_counted') THEN
+          -- The records as they are now, counted with writers held off until the trigger counts what follows.
+          LOCK TABLE ${this.#table} IN SHARE ROW EXCLUSIVE MODE;
+          DELETE FROM ${this.#counts};
+          INSERT INTO ${this.#counts} SELECT state, hashtext(reference_id) & ${COUNT_SLOTS - 1}, count(*) FROM ${this.#table} GROUP BY 1, 2;
+          CREATE TRIGGER "${name}_counted" AFTER INSERT OR DELETE OR UPDATE OF state ON ${this.#table}
+            FOR EACH ROW EXECUTE FUNCTION ${this.#countFunction()}();
+        END IF;
       END $$`,
     );
+  }
+
+  #countFunction(): string {
+    return this.#table.replace(/"$/, '_count"');
   }
 
   #notifyFunction(): string {
@@ -418,6 +471,15 @@ export class PostgresJournal implements PaymentJournal {
     const result = await this.#query(`SELECT ${NOW} AS now`, []);
     const value = (result.rows[0] as { now: unknown }).now;
     return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+  }
+
+  /**
+   * How many records are in each state: read from the counters a trigger keeps in the transaction of every write,
+   * so its cost does not grow with the journal (at most 16 rows a state are read).
+   */
+  async counts(): Promise<Record<PaymentState, number>> {
+    const result = await this.#query(`SELECT state, sum(n)::bigint AS n FROM ${this.#counts} GROUP BY state`, []);
+    return stateCounts((result.rows as { state: unknown; n: unknown }[]).map((row) => [String(row.state), Number(row.n)] as const));
   }
 
   /** Every change of the payment, oldest first. */

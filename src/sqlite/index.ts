@@ -29,7 +29,9 @@ import {
   type PaymentFilter,
   type PaymentJournal,
   type PaymentRecord,
+  type PaymentState,
   type PaymentTransition,
+  stateCounts,
   UNKNOWN_SEND_WINDOW_MS,
 } from '../journal/journal.js';
 import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
@@ -144,6 +146,28 @@ function upgradeSteps(columns: ReadonlySet<string>): string[] {
   if (columns.has('lease_expires_at')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_expires_at TO leased_until`);
   return steps;
 }
+
+/**
+ * Records by state, kept by triggers in the transaction of each write, so counts() (the worker's /metrics) reads
+ * seven rows whatever the journal's size. Created with the counts of the records already there, under the write
+ * lock; the triggers live in the file, so every writer keeps them (an older SDK too).
+ */
+const COUNTS = `${TABLE}_counts`;
+const COUNTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ${COUNTS} (state TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
+DELETE FROM ${COUNTS};
+INSERT INTO ${COUNTS} SELECT state, count(*) FROM ${TABLE} GROUP BY state;
+CREATE TRIGGER ${COUNTS}_insert AFTER INSERT ON ${TABLE} BEGIN
+  INSERT INTO ${COUNTS} VALUES (NEW.state, 1) ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER ${COUNTS}_update AFTER UPDATE OF state ON ${TABLE} WHEN NEW.state IS NOT OLD.state BEGIN
+  UPDATE ${COUNTS} SET n = n - 1 WHERE state = OLD.state;
+  INSERT INTO ${COUNTS} VALUES (NEW.state, 1) ON CONFLICT (state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER ${COUNTS}_delete AFTER DELETE ON ${TABLE} BEGIN
+  UPDATE ${COUNTS} SET n = n - 1 WHERE state = OLD.state;
+END;
+`;
 
 const COLUMNS = RECORD_COLUMNS.join(', ');
 
@@ -276,6 +300,12 @@ export class SqliteJournal implements PaymentJournal {
     return new Date(this.#now()).toISOString();
   }
 
+  /** How many records are in each state: read from the counters the file's triggers keep (seven rows at most). */
+  async counts(): Promise<Record<PaymentState, number>> {
+    const rows = this.#database().prepare(`SELECT state, n FROM ${COUNTS}`).all() as { state: string; n: number }[];
+    return stateCounts(rows.map((row) => [row.state, Number(row.n)] as const));
+  }
+
   /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
   async list(filter: PaymentFilter = {}): Promise<PaymentRecord[]> {
     const db = this.#database();
@@ -378,6 +408,9 @@ export class SqliteJournal implements PaymentJournal {
           db.exec(REFUSE_OLD_WRITERS);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         }
+        // The counters of counts() (older files have none): made once, from the records already there.
+        const counted = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?`).get(`${COUNTS}_insert`) !== undefined;
+        if (!counted) db.exec(COUNTS_SCHEMA);
         db.exec('COMMIT');
       } catch (error) {
         db.exec('ROLLBACK');

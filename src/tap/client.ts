@@ -86,7 +86,10 @@ export class TapClient {
    * Submits a customer query (`POST /v1/tap/partners/customer-queries`) and resolves with the created
    * query. `referenceId` is generated (UUID v4) when absent and kept for every attempt; when an attempt's
    * outcome is unknown and the retry answers 409, the SDK finds the query by `referenceId` and resolves
-   * with it, so one call never creates two queries.
+   * with it, so one call never creates two queries. Every attempt, a reconcile's read of the list included
+   * (headers and body), ends within `timeoutMs`: the call ends within `(maxRetries + 1) × timeoutMs` plus the
+   * backoff between attempts, whatever the list's length or pace; a list that cannot be read by then leaves the
+   * outcome unknown.
    *
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link ConflictError} when `merchantId`, `terminalId` or `referenceId` was used by an earlier query.
@@ -118,7 +121,7 @@ export class TapClient {
       // Row by row as the list streams in, stopping at this call's own: one malformed row of another query
       // cannot hide it, and a history of any length is read in flat memory.
       lookup: async (attemptNumber) => {
-        const result = await this.#openList(attempt, attemptNumber);
+        const result = await this.#openList(attempt, attemptNumber, true);
         // Only a row holding one of this call's unique ids can be its own or exclude it: the others are not parsed.
         const skipOthers = unlessMentions([request.referenceId, request.merchantId, request.terminalId]);
         return findOwnQuery(listItems(result, skipOthers), request, result.status, result.requestId);
@@ -151,8 +154,10 @@ export class TapClient {
    * Breaking out of the loop cancels the rest of the response.
    *
    * The request is retried (by `maxRetries`) until the list starts to arrive; a failure after that ends the loop
-   * with the error (the list has no pagination to resume from). `timeoutMs` bounds the wait for the answer and
-   * then each wait for more of it; `signal` ends the loop with its reason.
+   * with the error (the list has no pagination to resume from). `timeoutMs` bounds the wait for the answer, then
+   * each wait for more of it, and the wait for each query: a query that has not arrived within `timeoutMs` of
+   * reading (the time your loop spends between queries does not count) ends the loop with {@link TimeoutError},
+   * however steadily bytes trickle in; `signal` ends the loop with its reason.
    *
    * @throws {@link RequestValidationError} at once, for bad options (nothing is sent).
    * @throws {@link ResponseValidationError} from the loop, naming the item (`data.<index>.<field>`) that is malformed.
@@ -173,7 +178,8 @@ export class TapClient {
    * query and cancels the rest, so its cost is the same whatever the partner's history (a few KiB).
    *
    * Resolves when the key is accepted and the answer has the Tap list's shape (its first query, when there is
-   * one, is a valid query). A failure here is never about a customer's tag.
+   * one, is a valid query). A failure here is never about a customer's tag. Each attempt, the read of the first
+   * query included, ends within `timeoutMs` (a list trickled in a byte at a time fails with {@link TimeoutError}).
    *
    * @throws {@link ConfigurationError} when `baseUrl` does not serve the Tap API: the list answered 404 or
    * 405 (the route does not exist there), or a 2xx that is not the Tap list. `cause` holds the original error.
@@ -185,7 +191,7 @@ export class TapClient {
     try {
       const settings = this.#transport.settingsFor(options);
       await this.#transport.withRetries(settings, async (attemptNumber) => {
-        const result = await this.#openList(settings, attemptNumber);
+        const result = await this.#openList(settings, attemptNumber, true);
         // Only the first query is read: the generator's return cancels the rest of the body.
         for await (const item of listItems(result)) {
           toCustomerQuery(item, result);
@@ -204,10 +210,13 @@ export class TapClient {
     }
   }
 
-  /** One attempt at the list, its body left unread as a stream. */
-  #openList(settings: CallSettings, attemptNumber: number): Promise<HttpResult> {
+  /**
+   * One attempt at the list, its body left unread as a stream. `wholeWithinAttempt` (a create's reconcile,
+   * `verify()`): the attempt's `timeoutMs` covers the body too, so the call's answer is never held past it.
+   */
+  #openList(settings: CallSettings, attemptNumber: number, wholeWithinAttempt = false): Promise<HttpResult> {
     return this.#transport.send(
-      { method: 'GET', path: CUSTOMER_QUERIES_PATH, stream: { maxBytes: this.#maxListBytes } },
+      { method: 'GET', path: CUSTOMER_QUERIES_PATH, stream: { maxBytes: this.#maxListBytes, wholeWithinAttempt } },
       settings,
       attemptNumber,
     );

@@ -44,6 +44,10 @@ export async function* listItems(result: HttpResult, skip?: (itemText: string) =
   const scanner = new JsonListScanner(MAX_QUERY_CHARS);
   const decoder = new TextDecoder();
   const pathOf = (index: number) => (scanner.inObject ? `data.${index}` : String(index));
+  // Each item must arrive within `timeoutMs` of waiting for it (the reads' time, never the caller's between
+  // items): a body trickled a byte at a time ends even when every single read makes progress.
+  const itemLimitMs = stream.timeoutMs;
+  let waitedMs = 0;
   try {
     for (;;) {
       let item: ReturnType<JsonListScanner['next']>;
@@ -55,16 +59,19 @@ export async function* listItems(result: HttpResult, skip?: (itemText: string) =
       }
       if (item === null) return;
       if (item !== undefined) {
+        waitedMs = 0;
         yield { index: item.index, path: pathOf(item.index), value: item.value };
         continue;
       }
       let chunk: Uint8Array | undefined;
+      const readStarted = Date.now();
       try {
-        chunk = await stream.read();
+        chunk = await stream.read(itemLimitMs - waitedMs);
       } catch (error) {
         if (error instanceof BodyTooLargeError) throw fail('', `the list is longer than maxListBytes (${error.limit} bytes)`);
         throw error;
       }
+      waitedMs += Date.now() - readStarted;
       if (chunk !== undefined) {
         scanner.feed(decoder.decode(chunk, { stream: true }));
         continue;

@@ -47,6 +47,9 @@ type Check = (context: CheckContext) => Promise<void>;
 
 const FINAL_STATES: readonly PaymentState[] = ['rejected', 'not-sent', 'successful', 'failed'];
 const OPEN_STATES: readonly PaymentState[] = ['initiating', 'pending', 'unknown'];
+/** Every state a payment record can be in. */
+const ALL_STATES: readonly PaymentState[] = ['initiating', 'pending', 'unknown', 'rejected', 'not-sent', 'successful', 'failed'];
+
 /** Who the suite's writes are by, in the history. */
 const BY = 'checkPaymentJournal';
 /** The grace `decidableAt` adds to the sender's window (the SDK's default `notFoundGraceMs`). */
@@ -671,6 +674,31 @@ const CHECKS: ReadonlyArray<readonly [string, Check]> = [
       await settle(journal, records);
     },
   ],
+  [
+    'counts() (optional) names every state and moves by exactly what each write changed',
+    async ({ journal }) => {
+      if (typeof journal.counts !== 'function') return;
+      const counts = () => (journal.counts as () => Promise<Record<PaymentState, number>>)();
+      const before = await counts();
+      expectEqual(Object.keys(before).sort(), [...ALL_STATES].sort(), 'the states counts() names');
+      const items = [newRecord(), newRecord(), newRecord()];
+      for (const item of items) await journal.insert(item);
+      await journal.insert(items[0] as NewPaymentRecord);
+      const [pending, settled] = items as [NewPaymentRecord, NewPaymentRecord];
+      await journal.transition(pending.referenceId, 1, { state: 'pending', by: BY });
+      await journal.transition(settled.referenceId, 1, { state: 'successful', by: BY });
+      // Refused: a stale version, and a final record.
+      await journal.transition(pending.referenceId, 1, { state: 'unknown', by: BY });
+      await journal.transition(settled.referenceId, 2, { state: 'failed', by: BY });
+      const after = await counts();
+      const moved = Object.fromEntries(ALL_STATES.map((state) => [state, (after[state] ?? 0) - (before[state] ?? 0)]));
+      expectEqual(
+        moved,
+        { ...Object.fromEntries(ALL_STATES.map((state) => [state, 0])), initiating: 1, pending: 1, successful: 1 },
+        'counts() after 3 inserts, a duplicate, 2 transitions and 2 refused ones (by state, after minus before)',
+      );
+    },
+  ],
 ];
 
 const untracked = new WeakMap<PaymentJournal, PaymentJournal>();
@@ -690,6 +718,9 @@ function tracking(store: PaymentJournal, written: Set<string>): PaymentJournal {
     lease: (request) => store.lease(request),
     renew: (owner, referenceIds, leaseMs) => store.renew(owner, referenceIds, leaseMs),
     release: (owner, referenceIds) => store.release(owner, referenceIds),
+    ...(typeof store.counts === 'function'
+      ? { counts: () => (store.counts as () => Promise<Record<PaymentState, number>>).call(store) }
+      : {}),
   };
   untracked.set(journal, store);
   return journal;

@@ -227,8 +227,8 @@ describe('onResponse', () => {
     expect((await asyncClient.request('GET', '/v1/collections/summary')).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(logger.warn.mock.calls.map((call) => String(call[0]))).toEqual([
-      expect.stringContaining('onResponse threw'),
-      expect.stringContaining('onResponse threw'),
+      expect.stringContaining('the onResponse hook failed'),
+      expect.stringContaining('the onResponse hook failed'),
     ]);
   });
 

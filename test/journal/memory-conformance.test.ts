@@ -49,6 +49,14 @@ describe('checkPaymentJournal on MemoryJournal', () => {
 });
 
 describe('checkPaymentJournal fails broken stores', () => {
+  it('a store whose counts() does not follow its writes (counted once, at open)', async () => {
+    const COUNTS = 'counts() (optional) names every state and moves by exactly what each write changed';
+    const inner = new MemoryJournal();
+    const frozen = await inner.counts();
+    const results = await checkPaymentJournal(broken(() => ({ counts: async () => frozen }), inner));
+    expect(failed(results)).toEqual([COUNTS]);
+  });
+
   it('a store that loses its records on reopening', async () => {
     const results = await checkPaymentJournal(() => new MemoryJournal());
     const name = 'a record written is read back after reopening the store, with its history';

@@ -12,8 +12,8 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CollectionsClient, MemoryJournal, type PaymentJournal, TapClient } from '../../src/index.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CollectionsClient, type Instrumentation, MemoryJournal, NotFoundError, type PaymentJournal, TapClient } from '../../src/index.ts';
 import { openTelemetry } from '../../src/otel/index.ts';
 import {
   COLLECTIONS_API_KEYS,
@@ -66,8 +66,9 @@ function everything(): string {
 }
 
 /**
- * No key and no phone number anywhere; no reference in a span's name or attributes (an error's message may name the
- * reference it is about, as the SDK's error does: that is what a support agent searches by).
+ * No key and no phone number anywhere; no reference in a span's name or attributes other than
+ * `tap_collections.reference_id` (not in `url.template`, never a path; an error's message may name the reference it
+ * is about, as the SDK's error does: that is what a support agent searches by).
  */
 function expectNothingSecret(referenceIds: string[] = []) {
   const text = everything();
@@ -75,7 +76,7 @@ function expectNothingSecret(referenceIds: string[] = []) {
     expect(text).not.toContain(secret);
   const namesAndAttributes = exporter
     .getFinishedSpans()
-    .map((span) => `${span.name} ${JSON.stringify(span.attributes)}`)
+    .map((span) => `${span.name} ${JSON.stringify({ ...span.attributes, 'tap_collections.reference_id': undefined })}`)
     .join('\n');
   for (const referenceId of referenceIds) expect(namesAndAttributes).not.toContain(referenceId);
 }
@@ -269,6 +270,148 @@ describe('settlement worker metrics', () => {
     } finally {
       await worker.stop();
       await meterProvider.shutdown();
+    }
+  });
+});
+
+describe('a payment can be found by its id', () => {
+  it("every span of a payment's calls and of the worker's checks carries its referenceId and the request id", async () => {
+    const journal = new MemoryJournal();
+    const client = collections({ journal });
+    const { referenceId } = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 7 });
+    await client.checkStatus(referenceId);
+    const worker = client.startSettlementWorker({ initialDelayMs: 0, intervalMs: 5, scanIntervalMs: 5, requestsPerSecond: 100 });
+    try {
+      await client.waitForSettlement(referenceId, { maxWaitMs: 5000 });
+    } finally {
+      await worker.stop();
+    }
+    const answered = new Set(running.simulator.requests.map((request) => request.requestId));
+    const spans = exporter.getFinishedSpans();
+    const names = ['collections.initiate', 'collections.checkStatus', 'collections.settlementWorker.check'];
+    for (const name of names) expect(byName(name).length, name).toBeGreaterThan(0);
+    const about = spans.filter((span) => names.includes(span.name) || span.kind === SpanKind.CLIENT);
+    for (const span of about) {
+      expect(span.attributes['tap_collections.reference_id'], span.name).toBe(referenceId);
+      const requestId = span.attributes['http.response.header.x-request-id'];
+      expect(answered.has(String(requestId)), `${span.name} ${String(requestId)}`).toBe(true);
+    }
+    // The worker's checks are in the payment's trace: its id is the referenceId without dashes.
+    const paymentTrace = referenceId.replaceAll('-', '');
+    for (const check of byName('collections.settlementWorker.check')) {
+      expect(check.spanContext().traceId).toBe(paymentTrace);
+      expect(childrenOf(check).map((span) => span.name)).toEqual(['GET /v1/collections/check/{referenceId}']);
+    }
+    // The till's call links to it.
+    expect(byName('collections.initiate')[0]?.links.map((link) => link.context.traceId)).toEqual([paymentTrace]);
+    // The history names the same request ids the spans carry.
+    const traced = new Set(about.map((span) => span.attributes['http.response.header.x-request-id']));
+    for (const event of (await journal.history(referenceId)).filter((event) => event.from !== null))
+      expect(traced.has(event.requestId)).toBe(true);
+  });
+});
+
+describe('observability never changes an outcome', () => {
+  const failing = (where: 'onStart' | 'onEnd') => {
+    const processor = new SimpleSpanProcessor(new InMemorySpanExporter());
+    return new BasicTracerProvider({
+      spanProcessors: [
+        {
+          onStart: () => {
+            if (where === 'onStart') throw new Error('span processor onStart down');
+          },
+          onEnd: () => {
+            if (where === 'onEnd') throw new Error('span processor onEnd down');
+          },
+          forceFlush: () => processor.forceFlush(),
+          shutdown: () => processor.shutdown(),
+        },
+      ],
+    });
+  };
+
+  it.each(['onStart', 'onEnd'] as const)(
+    'a span processor throwing in %s: the push is accepted, the journal records pending, logged once',
+    async (where) => {
+      const journal = new MemoryJournal();
+      const warn = vi.fn();
+      const client = collections({
+        journal,
+        logger: { debug() {}, info() {}, warn, error() {} },
+        logLevel: 'warn',
+        instrumentation: openTelemetry({ tracerProvider: failing(where) }),
+      });
+      for (const amount of [1, 2, 3]) {
+        const created = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount });
+        expect(created.status).toBe('pending');
+        expect((await journal.get(created.referenceId))?.state).toBe('pending');
+        expect((await client.checkStatus(created.referenceId)).referenceId).toBe(created.referenceId);
+      }
+      // A call's own error is still its own.
+      await expect(client.checkStatus(crypto.randomUUID(), { maxRetries: 0 })).rejects.toBeInstanceOf(NotFoundError);
+      const lines = warn.mock.calls.map((call) => String(call[0]));
+      expect(lines.filter((line) => line.includes('operation hook failed'))).toHaveLength(1);
+      expect(lines.filter((line) => line.includes('attempt hook failed'))).toHaveLength(1);
+    },
+  );
+
+  it('hooks that reject, never settle or never call run, an exporter that never answers, and a failing onResponse: the call is unchanged', async () => {
+    const never = new Promise<never>(() => {});
+    const silentExporter = new InMemorySpanExporter();
+    silentExporter.export = () => {};
+    const cases: Instrumentation[] = [
+      {
+        operation: (_info, run) => {
+          void run(undefined);
+          return never;
+        },
+        attempt: async (_info, run) => {
+          await run();
+          throw new Error('attempt hook rejects after the work');
+        },
+      },
+      { operation: () => never, attempt: () => never },
+      openTelemetry({ tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(silentExporter)] }) }),
+    ];
+    for (const instrumentation of cases) {
+      const journal = new MemoryJournal();
+      const client = collections({
+        journal,
+        instrumentation,
+        onResponse: () => never as never,
+      });
+      const created = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 4 });
+      expect((await journal.get(created.referenceId))?.state).toBe('pending');
+      await expect(client.checkStatus(crypto.randomUUID(), { maxRetries: 0 })).rejects.toBeInstanceOf(NotFoundError);
+    }
+  });
+
+  it('a meter or a worker hook that throws never changes how the worker settles', async () => {
+    const journal = new MemoryJournal();
+    const meterProvider = {
+      getMeter: () => {
+        throw new Error('meter down');
+      },
+    };
+    const client = collections({ journal, instrumentation: openTelemetry({ tracerProvider, meterProvider: meterProvider as never }) });
+    const brokenListener = collections({
+      journal,
+      instrumentation: {
+        settlementWorker: () => () => {
+          throw new Error('listener down');
+        },
+      },
+    });
+    const { referenceId } = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 6 });
+    const second = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 6 });
+    const workers = [client, brokenListener].map((owner) =>
+      owner.startSettlementWorker({ initialDelayMs: 0, intervalMs: 5, scanIntervalMs: 5, requestsPerSecond: 100 }),
+    );
+    try {
+      for (const id of [referenceId, second.referenceId])
+        expect((await client.waitForSettlement(id, { maxWaitMs: 5000 })).state).toBe('successful');
+    } finally {
+      await Promise.all(workers.map((worker) => worker.stop()));
     }
   });
 });

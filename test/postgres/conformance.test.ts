@@ -7,6 +7,7 @@ const opened: PostgresJournal[] = [];
 afterAll(() => Promise.all(opened.map((journal) => journal.close())));
 
 describe('checkPaymentJournal on PostgresJournal (a real server)', () => {
+  // The whole suite twice against a real server, each write also counting (the counters' trigger): seconds, not ms.
   it('passes every check; every open() is a new pool on the same table', async () => {
     const tableName = `conformance_${process.pid}`;
     const results = await checkPaymentJournal(() => {
