@@ -100,7 +100,23 @@ export interface CallSettings {
    * Awaited right before the request leaves, after the concurrency slot and the key function (the settlement
    * worker takes its budget's token here, where the request is actually sent).
    */
-  readonly beforeSend?: (() => Promise<void>) | undefined;
+  readonly beforeSend?: ((shared?: () => Promise<void>) => Promise<void>) | undefined;
+}
+
+/**
+ * One API key's shared rate budget in this process (`requestsPerSecond` on a client with a journal): the transport
+ * takes a token right before a request leaves and reports each answer's status.
+ */
+export interface SharedBudget {
+  /** Resolves when the request may leave; creates (`'create'`) go first. Ends at the abort and at `deadline`. */
+  take(lane: 'create' | 'other', signal: AbortSignal | undefined, deadline: number | undefined): Promise<void>;
+  /** The status the service answered to a request that took a token. */
+  observe(status: number): void;
+}
+
+/** Where the transport finds a key's {@link SharedBudget}; `undefined` for a key with none (today's behaviour). */
+export interface SharedBudgets {
+  budgetFor(apiKey: string): SharedBudget | undefined | Promise<SharedBudget | undefined>;
 }
 
 /** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
@@ -129,6 +145,13 @@ export class Transport {
   }
   /** The key and the newest keys the key function returned: scrubbed from whatever an error or log keeps. */
   readonly #secrets = new SecretRedactor();
+  /** The shared rate budgets of the client's keys, when it has one (`requestsPerSecond` with a journal). */
+  #budgets: SharedBudgets | undefined;
+
+  /** Makes every request of this transport take its token from the key's shared budget (set once, by the client). */
+  useSharedBudgets(budgets: SharedBudgets): void {
+    this.#budgets = budgets;
+  }
 
   constructor(config: ResolvedConfig, profile: ServiceProfile) {
     this.#config = config;
@@ -340,7 +363,15 @@ export class Transport {
   }
 
   async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
-    if (settings.beforeSend !== undefined) await settings.beforeSend();
+    const budget = this.#budgets === undefined ? undefined : await this.#budgets.budgetFor(apiKey);
+    if (budget === undefined) {
+      if (settings.beforeSend !== undefined) await settings.beforeSend();
+    } else {
+      // Creates go first; a caller with its own budget (the worker) takes the shared token inside its own wait.
+      const take = () => budget.take(spec.method === 'POST' ? 'create' : 'other', settings.signal, settings.deadline);
+      if (settings.beforeSend !== undefined) await settings.beforeSend(take);
+      else await take();
+    }
     const [authName, authValue] = this.#profile.auth(apiKey);
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -384,6 +415,7 @@ export class Transport {
         } catch (error) {
           throw this.#networkFailure(error, settings, signal);
         }
+        budget?.observe(response.status);
         const requestId = this.#requestIdOf(response);
         this.#notify(spec, response.status, requestId, started, attemptNumber);
         const next = this.#redirectTarget(response, spec.method, redirects);
