@@ -21,10 +21,12 @@ export type BudgetLane = 'create' | 'other';
 export type SharedLimit = number | 'adaptive';
 
 /**
- * A spent token stays spent this long locally: the 1 s window plus a guard for the time between taking a token and
- * the request's arrival (the service counts arrivals, and that delay varies with load).
+ * A spent token stays spent this long after its request's answer (or failure): the 1 s window, plus a little for the
+ * service's clock (whole milliseconds). Counted from the answer, not from the take: the request arrived somewhere
+ * between the two, so however long it took to leave (a first connection, a busy event loop), no 1 s window at the
+ * service can hold more arrivals than the share.
  */
-export const SHARED_WINDOW_MS = 1_075;
+export const SHARED_WINDOW_MS = 1_020;
 /** How often a holder renews its share. */
 export const RENEW_MS = 2_000;
 /** The shared budget's lease by default: a process that dies leaves its share to the others within it. */
@@ -60,8 +62,10 @@ export class KeyBudget {
   #learnt = 0;
   /** Local clock: the share may be spent until then (a window before the journal stops counting it). */
   #validUntil = Number.NEGATIVE_INFINITY;
-  /** When each token of the current window was spent, oldest first. */
+  /** When each token of the current window was spent (its request answered or failed), oldest first. */
   readonly #spent: number[] = [];
+  /** Tokens taken whose request has not been answered yet: spent until then, and a window after. */
+  #inFlight = 0;
   readonly #creates: Waiter[] = [];
   readonly #others: Waiter[] = [];
   #lastCreateAt = Number.NEGATIVE_INFINITY;
@@ -151,10 +155,16 @@ export class KeyBudget {
     });
   }
 
-  /** The service's answer to a request that took a token: a 429 cuts this share at once and tells the journal soon. */
+  /**
+   * Called once for each token taken, when its request was answered (`status`) or failed (0): the token stays spent a
+   * window from now. A 429 cuts this share at once and tells the journal soon.
+   */
   observe(status: number): void {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+    this.#spent.push(Date.now());
+    if (this.#creates.length + this.#others.length > 0) this.#drain();
     if (status !== 429) {
-      this.#accepted++;
+      if (status !== 0) this.#accepted++;
       return;
     }
     this.#rateLimited++;
@@ -175,9 +185,10 @@ export class KeyBudget {
     const share = this.#currentShare(now);
     // Re-checks leave a token of each window to creates while tills send: a create finds one at once.
     const reserve = lane === 'other' && share >= 3 && now - this.#lastCreateAt < CREATES_RECENT_MS ? 1 : 0;
-    if (share - spent.length <= reserve) return false;
-    spent.push(now);
-    if (spent.length > this.#peak) this.#peak = spent.length;
+    const used = spent.length + this.#inFlight;
+    if (share - used <= reserve) return false;
+    this.#inFlight++;
+    if (used + 1 > this.#peak) this.#peak = used + 1;
     return true;
   }
 
@@ -193,7 +204,8 @@ export class KeyBudget {
     }
     const waiting = this.#creates.length + this.#others.length;
     if (waiting === 0) return;
-    // The next token frees when the oldest spent one leaves the window (or at the next renewal, with no share).
+    // The next token frees when the oldest spent one leaves the window, or an answer comes (observe drains), or at
+    // the next renewal (no share).
     const oldest = this.#spent[0];
     const at = oldest === undefined || this.#currentShare(now) === 0 ? now + EARLY_RENEW_GAP_MS : oldest + SHARED_WINDOW_MS;
     if (this.#currentShare(now) === 0) this.#renewSoon();
@@ -242,8 +254,10 @@ export class KeyBudget {
       const waiting = this.#creates.length + this.#others.length > 0;
       if (waiting && this.#currentShare(now) === 0) this.#renewSoon();
       else if (waiting || now - this.#lastTakeAt < this.#leaseMs) {
-        // Below its fair share while waiting: ask again once the tokens given back by others have cooled.
-        this.#armRenewal(waiting && this.#share < this.#target ? SHARED_WINDOW_MS : RENEW_MS);
+        // Above its fair share (others wait): give the excess back soon. Below it while waiting: ask again once the
+        // tokens given back by others have cooled.
+        if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
+        else this.#armRenewal(waiting && this.#share < this.#target ? SHARED_WINDOW_MS : RENEW_MS);
       }
       this.#drain();
     });
@@ -303,7 +317,7 @@ export class KeyBudget {
   }
 
   #spentInWindow(now: number): number {
-    let count = 0;
+    let count = this.#inFlight;
     for (const at of this.#spent) if (at + SHARED_WINDOW_MS > now) count++;
     return count;
   }

@@ -362,16 +362,58 @@ export class Transport {
     return key;
   }
 
-  async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
-    const budget = this.#budgets === undefined ? undefined : await this.#budgets.budgetFor(apiKey);
+  #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
+    if (this.#budgets !== undefined) return this.#sendWithSharedToken(spec, settings, apiKey, attemptNumber, this.#budgets);
+    if (settings.beforeSend !== undefined) {
+      return settings.beforeSend().then(() => this.#sendAttempt(spec, settings, apiKey, attemptNumber, ignoreStatus));
+    }
+    return this.#sendAttempt(spec, settings, apiKey, attemptNumber, ignoreStatus);
+  }
+
+  /**
+   * An attempt on a client with a shared budget: the key's token is taken right before it leaves (creates first; a
+   * caller with its own budget, the worker, takes it inside its own wait through `beforeSend`), and the budget hears
+   * once how it ended (the first response's status, or 0 for none).
+   */
+  async #sendWithSharedToken(
+    spec: RequestSpec,
+    settings: CallSettings,
+    apiKey: string,
+    attemptNumber: number,
+    budgets: SharedBudgets,
+  ): Promise<HttpResult> {
+    const budget = await budgets.budgetFor(apiKey);
     if (budget === undefined) {
       if (settings.beforeSend !== undefined) await settings.beforeSend();
-    } else {
-      // Creates go first; a caller with its own budget (the worker) takes the shared token inside its own wait.
-      const take = () => budget.take(spec.method === 'POST' ? 'create' : 'other', settings.signal, settings.deadline);
-      if (settings.beforeSend !== undefined) await settings.beforeSend(take);
-      else await take();
+      return this.#sendAttempt(spec, settings, apiKey, attemptNumber, ignoreStatus);
     }
+    /** Whether a token was taken and its request's end not yet reported (exactly one report per token). */
+    let tokenOpen = false;
+    const take = async () => {
+      await budget.take(spec.method === 'POST' ? 'create' : 'other', settings.signal, settings.deadline);
+      tokenOpen = true;
+    };
+    if (settings.beforeSend !== undefined) await settings.beforeSend(take);
+    else await take();
+    try {
+      return await this.#sendAttempt(spec, settings, apiKey, attemptNumber, (status) => {
+        if (!tokenOpen) return;
+        tokenOpen = false;
+        budget.observe(status);
+      });
+    } finally {
+      if (tokenOpen) budget.observe(0);
+    }
+  }
+
+  /** The attempt itself, once its tokens are taken; `answered` hears the first response's status. */
+  async #sendAttempt(
+    spec: RequestSpec,
+    settings: CallSettings,
+    apiKey: string,
+    attemptNumber: number,
+    answered: (status: number) => void,
+  ): Promise<HttpResult> {
     const [authName, authValue] = this.#profile.auth(apiKey);
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -415,7 +457,7 @@ export class Transport {
         } catch (error) {
           throw this.#networkFailure(error, settings, signal);
         }
-        budget?.observe(response.status);
+        answered(response.status);
         const requestId = this.#requestIdOf(response);
         this.#notify(spec, response.status, requestId, started, attemptNumber);
         const next = this.#redirectTarget(response, spec.method, redirects);
@@ -584,6 +626,9 @@ export class Transport {
     return new ConnectionError(message, { cause, requestMayHaveBeenSent: sent, host, reason });
   }
 }
+
+/** An attempt's status listener when no budget listens. */
+function ignoreStatus(): void {}
 
 /** The default of `withRetries`' `mayRetry`, made once rather than per call. */
 function mayAlwaysRetry(): boolean {

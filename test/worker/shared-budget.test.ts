@@ -166,10 +166,16 @@ describe('KeyBudget (a process’s share)', () => {
     const budget = new KeyBudget(new MemoryJournal(), 'k', 10, 10_000, OFF);
     const order: string[] = [];
     const checks = Array.from({ length: 30 }, (_, index) =>
-      budget.take('other', undefined, undefined).then(() => order.push(`check ${index}`)),
+      budget.take('other', undefined, undefined).then(() => {
+        order.push(`check ${index}`);
+        budget.observe(200);
+      }),
     );
     await vi.advanceTimersByTimeAsync(1_500);
-    const create = budget.take('create', undefined, undefined).then(() => order.push('create'));
+    const create = budget.take('create', undefined, undefined).then(() => {
+      order.push('create');
+      budget.observe(202);
+    });
     const waitingChecks = order.length;
     await vi.advanceTimersByTimeAsync(5_000);
     await create;
@@ -188,12 +194,16 @@ describe('KeyBudget (a process’s share)', () => {
     const first = budget.take('create', undefined, undefined);
     await vi.advanceTimersByTimeAsync(10);
     await first;
+    budget.observe(202);
     const backlog = saturate(budget, 16, service, stop.signal);
     const waits: number[] = [];
     for (let index = 0; index < 40; index++) {
       await vi.advanceTimersByTimeAsync(700);
       const asked = Date.now();
-      const taken = budget.take('create', undefined, undefined).then(() => Date.now() - asked);
+      const taken = budget.take('create', undefined, undefined).then(() => {
+        budget.observe(service.answer(Date.now()));
+        return Date.now() - asked;
+      });
       await vi.advanceTimersByTimeAsync(300);
       waits.push(await taken);
     }
