@@ -37,6 +37,8 @@ export const MIN_BUDGET_LEASE_MS = 5_000;
 const CREATES_RECENT_MS = 10_000;
 /** The shortest pause between two renewals asked for early (no share, a 429). */
 const EARLY_RENEW_GAP_MS = 250;
+/** How much more than it used a process whose requests had to wait asks for at its next renewal. */
+const GROWTH = 4;
 /** A 429 cuts the holder's own share at once by this factor (before the journal hears of it). */
 const LOCAL_CUT = 0.8;
 
@@ -273,7 +275,10 @@ export class KeyBudget {
     if (!this.#saturated) keep = Math.min(keep, Math.max(1, this.#peak + 1));
     this.#share = keep;
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
-    const want = this.#saturated ? 1_000_000 : Math.max(1, this.#peak + 1);
+    // Demand: what it used plus one, or, when requests had to wait, four times that (and at least what waits now): a
+    // process grows fast while it can use more, but a till whose one create waited does not claim half the key.
+    const waiting = this.#creates.length + this.#others.length;
+    const want = this.#saturated ? Math.max(1, GROWTH * this.#peak, this.#peak + waiting) : Math.max(1, this.#peak + 1);
     this.#accepted = 0;
     this.#rateLimited = 0;
     this.#peak = this.#spentInWindow(sentAt);

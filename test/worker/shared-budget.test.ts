@@ -196,6 +196,8 @@ describe('KeyBudget (a process’s share)', () => {
     await first;
     budget.observe(202);
     const backlog = saturate(budget, 16, service, stop.signal);
+    // The backlog takes the whole budget first (the share grows over a few renewals).
+    await vi.advanceTimersByTimeAsync(8_000);
     const waits: number[] = [];
     for (let index = 0; index < 40; index++) {
       await vi.advanceTimersByTimeAsync(700);

@@ -6,9 +6,10 @@
  * Configured by environment: BUDGET_JOURNAL (`sqlite:<file>` or `postgres`, with DATABASE_URL and JOURNAL_TABLE),
  * BUDGET_BASE_URL, BUDGET_LIMIT (a number or `adaptive`), BUDGET_LEASE_MS, BUDGET_SENDER (its name, sent as
  * `x-sender`), BUDGET_CHECKS (concurrent check loops, default 8), BUDGET_CREATE_EVERY_MS (a create every so often,
- * default none), BUDGET_RUN_MS (how long, default until killed). Lines: `ready`, then `create-wait <ms>` per create
- * (from asking to its token: measured as the time to the request leaving), and at the end `done <json>` (requests
- * answered, refused, and the statements sent to PostgreSQL).
+ * default none), BUDGET_WORKER (`1`: a settlement worker settles the journal's open payments instead of the check
+ * loops), BUDGET_RUN_MS (how long, default until killed). Lines: `ready`, then `create-wait <ms>` per create
+ * (from its last journal write to the request leaving: the wait for its token), and at the end `done <json>`
+ * (requests answered, refused, and the statements the shared budget sent to PostgreSQL).
  */
 import pg from 'pg';
 import { CollectionsClient, type PaymentJournal } from '../../../src/index.js';
@@ -22,14 +23,15 @@ const env = (name: string, fallback?: string): string => {
 };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const kind = env('BUDGET_JOURNAL');
-/** Statements sent to PostgreSQL (the journal's round trips). */
+/** Statements the shared budget sent to PostgreSQL (its round trips). */
 let statements = 0;
 const postgresPool = () => {
   const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 4 });
   pool.on('error', () => undefined);
   return {
     query: (text: string, values?: unknown[]) => {
-      statements++;
+      // The budget's own statements (its table), not the journal's work for payments.
+      if (text.includes('_budgets')) statements++;
       return pool.query(text, values);
     },
     connect: () => pool.connect(),
@@ -41,8 +43,23 @@ const journal: PaymentJournal & { close(): Promise<void> } = kind.startsWith('sq
   : new PostgresJournal({ pool: postgresPool() as never, tableName: env('JOURNAL_TABLE') });
 const limitText = env('BUDGET_LIMIT');
 const sender = env('BUDGET_SENDER');
-/** When each create was asked for, by reference: its token wait ends when the request leaves (the fetch). */
+/**
+ * When each create's last journal write before sending resolved, by reference: from then on it waits only for its
+ * token (and the client's concurrency slot), until the request leaves (the fetch).
+ */
 const askedAt = new Map<string, number>();
+const insert = journal.insert.bind(journal);
+const transition = journal.transition.bind(journal);
+journal.insert = async (record) => {
+  const stored = await insert(record);
+  askedAt.set(record.referenceId, Date.now());
+  return stored;
+};
+journal.transition = async (referenceId, version, change) => {
+  const moved = await transition(referenceId, version, change);
+  if (askedAt.has(referenceId)) askedAt.set(referenceId, Date.now());
+  return moved;
+};
 const client = new CollectionsClient({
   journal,
   apiKey: 'budget-test-key-0123456789',
@@ -53,10 +70,12 @@ const client = new CollectionsClient({
   logLevel: 'error',
   maxRetries: 0,
   fetch: (input, init) => {
-    if (init?.method === 'POST' && typeof init.body === 'string') {
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+    if (method === 'POST' && typeof init?.body === 'string') {
       const referenceId = (JSON.parse(init.body) as { referenceId: string }).referenceId;
       const asked = askedAt.get(referenceId);
       if (asked !== undefined) say(`create-wait ${Date.now() - asked}`);
+      askedAt.delete(referenceId);
     }
     return fetch(input, init);
   },
@@ -67,7 +86,20 @@ if (runMs > 0) setTimeout(() => stop.abort(), runMs);
 process.on('SIGTERM', () => stop.abort());
 let sent = 0;
 let refused = 0;
-const loops = Array.from({ length: Number(env('BUDGET_CHECKS', '8')) }, async () => {
+const worker =
+  env('BUDGET_WORKER', '0') === '1'
+    ? client.startSettlementWorker({
+        // Its own cap is far above the key's budget: the shared budget is what holds it.
+        requestsPerSecond: 1_000,
+        maxConcurrentChecks: 16,
+        initialDelayMs: 0,
+        intervalMs: 200,
+        maxIntervalMs: 500,
+        scanIntervalMs: 250,
+        signal: stop.signal,
+      })
+    : undefined;
+const loops = Array.from({ length: worker === undefined ? Number(env('BUDGET_CHECKS', '8')) : 0 }, async () => {
   while (!stop.signal.aborted) {
     try {
       await client.checkStatus(globalThis.crypto.randomUUID(), { signal: stop.signal });
@@ -85,7 +117,6 @@ const creates = (async () => {
     await new Promise((resolve) => setTimeout(resolve, createEveryMs));
     if (stop.signal.aborted) break;
     const referenceId = globalThis.crypto.randomUUID();
-    askedAt.set(referenceId, Date.now());
     await client
       .initiate(
         { referenceId, productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10', amount: 10, phoneNumber: '0977123456' },
@@ -95,7 +126,7 @@ const creates = (async () => {
   }
 })();
 say('ready');
-await Promise.all([...loops, creates]);
+await Promise.all([...loops, creates, worker?.done]);
 say(`done ${JSON.stringify({ sent, refused, statements })}`);
 await journal.close();
 process.exit(0);
