@@ -38,7 +38,7 @@ const CREATES_RECENT_MS = 10_000;
 /** The shortest pause between two renewals asked for early (no share, a 429). */
 const EARLY_RENEW_GAP_MS = 250;
 /** How much more than it used a process whose requests had to wait asks for at its next renewal. */
-const GROWTH = 4;
+const GROWTH = 2;
 /** A 429 cuts the holder's own share at once by this factor (before the journal hears of it). */
 const LOCAL_CUT = 0.8;
 
@@ -79,6 +79,8 @@ export class KeyBudget {
   #rateLimited = 0;
   /** Set by a local cut during a renewal in flight: its answer must not undo the cut. */
   #cutSinceRenewal = false;
+  /** The demand sent with the last renewal. */
+  #wanted = 0;
   #renewing: Promise<void> | undefined;
   #lastRenewAt = Number.NEGATIVE_INFINITY;
   #renewTimer: ReturnType<typeof setTimeout> | undefined;
@@ -258,8 +260,10 @@ export class KeyBudget {
       else if (waiting || now - this.#lastTakeAt < this.#leaseMs) {
         // Above its fair share (others wait): give the excess back soon. Below it while waiting: ask again once the
         // tokens given back by others have cooled.
+        // Growing (its whole demand granted, still waiting): ask again a window later rather than two.
         if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
-        else this.#armRenewal(waiting && this.#share < this.#target ? SHARED_WINDOW_MS : RENEW_MS);
+        else if (waiting && (this.#share < this.#target || this.#target >= this.#wanted)) this.#armRenewal(SHARED_WINDOW_MS);
+        else this.#armRenewal(RENEW_MS);
       }
       this.#drain();
     });
@@ -272,13 +276,16 @@ export class KeyBudget {
     const share = this.#currentShare(sentAt);
     // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
     let keep = Math.min(share, this.#target > 0 ? this.#target : share);
-    if (!this.#saturated) keep = Math.min(keep, Math.max(1, this.#peak + 1));
+    if (!this.#saturated) keep = Math.min(keep, this.#headroom(sentAt));
     this.#share = keep;
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
-    // Demand: what it used plus one, or, when requests had to wait, four times that (and at least what waits now): a
-    // process grows fast while it can use more, but a till whose one create waited does not claim half the key.
+    // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
+    // had to wait, twice what it used (and at least what waits now): a process grows while it can use more, but a till
+    // whose one create waited does not claim half the key.
     const waiting = this.#creates.length + this.#others.length;
-    const want = this.#saturated ? Math.max(1, GROWTH * this.#peak, this.#peak + waiting) : Math.max(1, this.#peak + 1);
+    const headroom = this.#headroom(sentAt);
+    const want = this.#saturated ? Math.max(1, GROWTH * this.#peak, this.#peak + waiting) : headroom;
+    this.#wanted = want;
     this.#accepted = 0;
     this.#rateLimited = 0;
     this.#peak = this.#spentInWindow(sentAt);
@@ -319,6 +326,14 @@ export class KeyBudget {
     this.#target = grant.target;
     this.#learnt = grant.limit;
     this.#validUntil = sentAt + grantedFor - SHARED_WINDOW_MS;
+  }
+
+  /**
+   * What a process keeps when its requests did not wait: what it used plus a quarter and one; a process sending creates
+   * keeps half again and two, so a till's next create finds a token at once (its creates come in bursts).
+   */
+  #headroom(now: number): number {
+    return now - this.#lastCreateAt < CREATES_RECENT_MS ? Math.ceil(this.#peak * 1.5) + 2 : Math.ceil(this.#peak * 1.25) + 1;
   }
 
   #spentInWindow(now: number): number {

@@ -18,14 +18,14 @@ export interface Sender {
   readonly ready: Promise<void>;
   /** Its report when it ends cleanly; `undefined` when it was killed. */
   readonly done: Promise<SenderReport | undefined>;
-  /** Each create's wait for its token, in ms, as reported so far. */
-  readonly createWaits: number[];
+  /** Each create's wait for its token, in ms, as reported so far, with when it was reported (`at`, this clock). */
+  readonly createWaits: { readonly at: number; readonly ms: number }[];
 }
 
 /** Starts `node <script>` with the `BUDGET_*` settings of `env` (see the script). */
 export function startSender(script: string, env: Record<string, string>): Sender {
   const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const createWaits: number[] = [];
+  const createWaits: { at: number; ms: number }[] = [];
   let report: SenderReport | undefined;
   let buffered = '';
   let onReady!: () => void;
@@ -39,7 +39,7 @@ export function startSender(script: string, env: Record<string, string>): Sender
     buffered = lines.pop() ?? '';
     for (const line of lines) {
       if (line === 'ready') onReady();
-      else if (line.startsWith('create-wait ')) createWaits.push(Number(line.slice('create-wait '.length)));
+      else if (line.startsWith('create-wait ')) createWaits.push({ at: Date.now(), ms: Number(line.slice('create-wait '.length)) });
       else if (line.startsWith('done ')) report = JSON.parse(line.slice('done '.length)) as SenderReport;
     }
   });
