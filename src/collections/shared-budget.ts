@@ -87,8 +87,6 @@ export class KeyBudget {
   #drainTimer: ReturnType<typeof setTimeout> | undefined;
   #drainAt = Number.POSITIVE_INFINITY;
   #failing = false;
-  /** How many renewals were sent (each one journal call): for the benchmark's round trips per request. */
-  renewals = 0;
 
   constructor(
     journal: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>,
@@ -294,7 +292,6 @@ export class KeyBudget {
     const grantedFor = this.#leaseMs - RENEW_MS;
     let grant: BudgetGrant;
     try {
-      this.renewals++;
       grant = await this.#journal.takeBudget({
         key: this.#key,
         holder: this.holder,
