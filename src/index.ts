@@ -71,6 +71,7 @@ export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
 export {
   allocateBudget,
+  type BudgetAllocation,
   type BudgetGrant,
   type BudgetHolder,
   type BudgetRequest,

@@ -67,13 +67,17 @@ export interface BudgetGrant {
 
 /** One holder as the journal keeps it. */
 export interface BudgetHolder {
+  /** Tokens per window it may spend. */
   share: number;
+  /** Tokens per window it could use (its last report). */
   want: number;
+  /** The limit it declared: requests per second, or `'adaptive'`. */
   declared: number | 'adaptive';
   /** When its share stops counting (the journal's clock, epoch ms). */
   expiresAt: number;
   /** Tokens it gave back that may still be spent in the current window. */
   cooling: number;
+  /** When `cooling` no longer counts (epoch ms). */
   coolUntil: number;
 }
 
@@ -87,7 +91,16 @@ export interface BudgetState {
   raisedAt: number;
   /** When the learnt rate was last cut (epoch ms). */
   cutAt: number;
+  /** Every holder by id, live or with tokens still cooling. */
   holders: Record<string, BudgetHolder>;
+}
+
+/** What {@link allocateBudget} returns: the state to save and the holder's grant. */
+export interface BudgetAllocation {
+  /** The key's new state: save it in the same atomic step as the read. */
+  readonly state: BudgetState;
+  /** What the holder may spend now. */
+  readonly grant: BudgetGrant;
 }
 
 /** The learnt rate a key starts from with `'adaptive'`. */
@@ -128,11 +141,7 @@ export function newBudgetState(now: number): BudgetState {
  * and grows the holder towards its fair share from free tokens. `now` is the journal's clock. Returns the new state
  * (the one given is not changed) and the holder's grant.
  */
-export function allocateBudget(
-  previous: BudgetState | undefined,
-  request: BudgetRequest,
-  now: number,
-): { state: BudgetState; grant: BudgetGrant } {
+export function allocateBudget(previous: BudgetState | undefined, request: BudgetRequest, now: number): BudgetAllocation {
   const state: BudgetState = previous === undefined ? newBudgetState(now) : structuredClone(previous);
   // JSON has no -Infinity: a state read back may carry null.
   if (typeof state.cutAt !== 'number') state.cutAt = Number.NEGATIVE_INFINITY;
