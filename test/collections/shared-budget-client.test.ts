@@ -20,17 +20,9 @@ it('is refused where it could not be shared: without a journal, on a journal wit
   const baseUrl = service.baseUrl;
   expect(() => new CollectionsClient({ apiKey, baseUrl, requestsPerSecond: 10 })).toThrow(ConfigurationError);
   const memory = new MemoryJournal();
-  const withoutBudgets: PaymentJournal = {
-    insert: (record) => memory.insert(record),
-    transition: (id, version, change) => memory.transition(id, version, change),
-    now: () => memory.now(),
-    get: (id) => memory.get(id),
-    list: (filter) => memory.list(filter),
-    history: (id) => memory.history(id),
-    lease: (request) => memory.lease(request),
-    renew: (owner, ids, leaseMs) => memory.renew(owner, ids, leaseMs),
-    release: (owner, ids) => memory.release(owner, ids),
-  };
+  // A store of one's own without the optional takeBudget.
+  const withoutBudgets: PaymentJournal = new MemoryJournal();
+  Object.defineProperty(withoutBudgets, 'takeBudget', { value: undefined });
   expect(() => new CollectionsClient({ apiKey, baseUrl, journal: withoutBudgets, requestsPerSecond: 10 })).toThrow(/takeBudget/);
   for (const bad of [0, 2.5, -1, 'fast'] as never[]) {
     expect(() => new CollectionsClient({ apiKey, baseUrl, journal: memory, requestsPerSecond: bad })).toThrow(/requestsPerSecond/);
