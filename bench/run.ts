@@ -32,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   scale: () => import('./scale.ts'),
   worker: () => import('./worker.ts'),
   fleet: () => import('./fleet.ts'),
+  'fleet-budget': () => import('./fleet-budget.ts'),
   'cold-start': () => import('./cold-start.ts'),
   calls: () => import('./calls.ts'),
   clients: () => import('./clients.ts'),

@@ -73,6 +73,17 @@ export type { HttpMethod } from './core/transport.js';
 export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
 export {
+  allocateBudget,
+  type BudgetAllocation,
+  type BudgetGrant,
+  type BudgetHolder,
+  type BudgetRequest,
+  type BudgetState,
+  budgetRequestProblem,
+  fairShares,
+  newBudgetState,
+} from './journal/budget.js';
+export {
   type ContradictingAnswer,
   isOpenPaymentState,
   type LeaseRequest,

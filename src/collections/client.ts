@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { type ClientOptions, type RequestOptions, resolveConfig } from '../core/config.js';
+import { type ClientOptions, MAX_TIMER_MS, type RequestOptions, resolveConfig } from '../core/config.js';
 import {
   ApiError,
   ConfigurationError,
@@ -16,9 +16,10 @@ import {
   UnprocessableEntityError,
 } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
+import type { LevelLogger } from '../core/logger.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
 import { attemptWindowMs } from '../core/retry.js';
-import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
+import { bearerAuth, type CallSettings, type HttpMethod, type SharedBudgets, Transport } from '../core/transport.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
@@ -48,6 +49,7 @@ import {
   type SettlementWorkerOptions,
   startSettlementWorker,
 } from './settlement-worker.js';
+import { BudgetBinding, DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS, noteUnbudgeted } from './shared-budget.js';
 import { StatusWords, type StatusWordsOption } from './status-words.js';
 import { type WaitForSettlementOptions, waitForSettlement } from './wait-for-settlement.js';
 import { WorkerMonitor } from './worker-monitor.js';
@@ -76,6 +78,23 @@ export interface CollectionsClientOptions extends ClientOptions {
    * `expired`, `declined`; pending: `pending`, `processing`
    */
   statusWords?: StatusWordsOption;
+  /**
+   * The API key's rate budget, shared by the fleet through the journal: every request of every client that sets it
+   * with the same key on the same journal (creates, status checks, polls, every settlement worker's checks; in every
+   * process on a `PostgresJournal`, the processes of one machine on a `SqliteJournal`, the clients of one process on a
+   * `MemoryJournal`) stays within it in every 1 s window. Creates go first. `'adaptive'`: the fleet learns the limit,
+   * raising its rate while the service accepts and cutting it on 429s. A settlement worker's own `requestsPerSecond`
+   * is then a cap for that worker within this budget. Needs a journal that keeps budgets (`takeBudget`; every shipped
+   * store does), else {@link ConfigurationError}. See docs/settlement-worker.md ("One budget per API key").
+   * @defaultValue none (no shared budget: each settlement worker keeps its own, tills are not limited)
+   */
+  requestsPerSecond?: number | 'adaptive';
+  /**
+   * How long the journal counts this process's share of the shared budget without a renewal (renewed every 2 s):
+   * a process that dies leaves its share to the others within it. At least 5000.
+   * @defaultValue 10000
+   */
+  budgetLeaseMs?: number;
 }
 
 const CREATE_PATH = '/v1/collections/mobile-money';
@@ -127,6 +146,8 @@ export class CollectionsClient {
     this.#journal =
       options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
     this.#evidence = new NotFoundEvidence(() => this.health());
+    const budgets = sharedBudgetsOf(options, this.#transport.logger);
+    if (budgets !== undefined) this.#transport.useSharedBudgets(budgets);
   }
 
   /**
@@ -615,6 +636,52 @@ export class CollectionsClient {
   async request(method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
     return rawRequest(this.#transport, method, path, options);
   }
+}
+
+/**
+ * The client's shared rate budgets (`requestsPerSecond` with a journal), or, for a client with a journal and no
+ * budget, a binding that only notes its keys (to warn about clients with and without one on one key).
+ * @throws {@link ConfigurationError} for a bad `requestsPerSecond` / `budgetLeaseMs`, or a journal without `takeBudget`.
+ */
+function sharedBudgetsOf(options: CollectionsClientOptions | undefined, logger: LevelLogger): SharedBudgets | undefined {
+  const limit = options?.requestsPerSecond;
+  const leaseMs = options?.budgetLeaseMs ?? DEFAULT_BUDGET_LEASE_MS;
+  const journal = options?.journal;
+  if (limit === undefined) {
+    if (options?.budgetLeaseMs !== undefined) {
+      throw new ConfigurationError('Invalid CollectionsClient options: budgetLeaseMs needs requestsPerSecond');
+    }
+    if (journal === undefined) return undefined;
+    let seen: string | undefined;
+    return {
+      budgetFor: (apiKey) => {
+        if (apiKey !== seen) {
+          seen = apiKey;
+          void noteUnbudgeted(journal, apiKey, logger);
+        }
+        return undefined;
+      },
+    };
+  }
+  if (limit !== 'adaptive' && !(Number.isSafeInteger(limit) && limit >= 1)) {
+    throw new ConfigurationError("Invalid CollectionsClient options: requestsPerSecond must be a whole number ≥ 1 or 'adaptive'");
+  }
+  if (!(Number.isSafeInteger(leaseMs) && leaseMs >= MIN_BUDGET_LEASE_MS && leaseMs <= MAX_TIMER_MS)) {
+    throw new ConfigurationError(
+      `Invalid CollectionsClient options: budgetLeaseMs must be a whole number of milliseconds from ${MIN_BUDGET_LEASE_MS} to ${MAX_TIMER_MS}`,
+    );
+  }
+  if (journal === undefined) {
+    throw new ConfigurationError(
+      'Invalid CollectionsClient options: requestsPerSecond is the budget a journal shares; give the client a journal',
+    );
+  }
+  if (typeof journal.takeBudget !== 'function') {
+    throw new ConfigurationError(
+      'Invalid CollectionsClient options: requestsPerSecond needs a journal that keeps rate budgets (takeBudget); this journal does not, and a budget kept per process would not be shared',
+    );
+  }
+  return new BudgetBinding(journal as PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>, limit, leaseMs, logger);
 }
 
 /**

@@ -16,7 +16,10 @@ import type { StatusWords } from './status-words.js';
 
 /** Options of {@link CollectionsClient.startSettlementWorker}. Every duration is in milliseconds. */
 export interface SettlementWorkerOptions {
-  /** Status checks per second of the whole worker, all payments together, in any 1 s window. @defaultValue 10 */
+  /**
+   * Status checks per second of the whole worker, all payments together, in any 1 s window. On a client with a
+   * shared budget (the client's `requestsPerSecond`), a cap for this worker within it. @defaultValue 10
+   */
   requestsPerSecond?: number;
   /** Status checks (and `onSettled` calls) in progress at once. @defaultValue 16 */
   maxConcurrentChecks?: number;
@@ -101,13 +104,14 @@ export interface SettlementWorkerContext {
   readonly journal: PaymentJournal;
   /**
    * One status request, no retries, limited to `timeoutMs`, aborted by `signal`; `beforeSend` is awaited right
-   * before the request leaves (after the client's concurrency slot and key function): the worker's budget.
+   * before the request leaves (after the client's concurrency slot and key function): the worker's budget. On a client
+   * with a shared budget it is given `shared`, the shared token's take, which it awaits after its own token.
    */
   readonly check: (
     referenceId: string,
     timeoutMs: number,
     signal: AbortSignal,
-    beforeSend?: () => Promise<void>,
+    beforeSend?: (shared?: () => Promise<void>) => Promise<void>,
   ) => Promise<CollectionStatus>;
   /** The client's limit on a `Retry-After` (the worker pauses at most this long on a 429). @defaultValue 60000 */
   readonly maxRetryAfterMs?: number;

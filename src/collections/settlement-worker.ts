@@ -458,26 +458,37 @@ class Worker implements SettlementWorker {
    * function): the budget is spent where it matters, also while the client is busy with other calls.
    */
   /** One status request; the token is taken where it leaves (or right before, for a `check` without `beforeSend`). */
-  async #send(referenceId: string, timeoutMs: number, takeToken: () => Promise<void>): Promise<CollectionStatus> {
+  async #send(
+    referenceId: string,
+    timeoutMs: number,
+    takeToken: (shared?: () => Promise<void>) => Promise<void>,
+  ): Promise<CollectionStatus> {
     if (this.#context.tokenAtSend === true) return this.#context.check(referenceId, timeoutMs, this.#abort.signal, takeToken);
     await takeToken();
     return this.#context.check(referenceId, timeoutMs, this.#abort.signal);
   }
 
-  async #takeFirstToken(token: { taken: boolean }): Promise<void> {
+  async #takeFirstToken(token: { taken: boolean }, shared?: () => Promise<void>): Promise<void> {
     if (!token.taken) {
       token.taken = true;
       this.#starting--;
     }
-    await this.#takeToken();
+    await this.#takeToken(shared);
   }
 
-  readonly #takeToken = async (): Promise<void> => {
+  /**
+   * The worker's own token, then (on a client with a shared budget) the key's shared one: one check waits for both,
+   * so the pump starts no more checks while the shared budget is the narrower one.
+   */
+  readonly #takeToken = async (shared?: () => Promise<void>): Promise<void> => {
     this.#waitingForToken++;
     try {
       for (;;) {
         const now = Date.now();
-        if (this.#bucket.take(now)) return;
+        if (this.#bucket.take(now)) {
+          if (shared !== undefined) await shared();
+          return;
+        }
         this.#abort.signal.throwIfAborted();
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, Math.max(1, this.#bucket.availableAt(now) - now));
@@ -508,7 +519,7 @@ class Worker implements SettlementWorker {
     try {
       let status: CollectionStatus;
       try {
-        status = await this.#send(entry.referenceId, timeoutMs, () => this.#takeFirstToken(token));
+        status = await this.#send(entry.referenceId, timeoutMs, (shared) => this.#takeFirstToken(token, shared));
       } catch (error) {
         await this.#checkFailed(entry, error);
         return;

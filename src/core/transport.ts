@@ -104,7 +104,23 @@ export interface CallSettings {
    * Awaited right before the request leaves, after the concurrency slot and the key function (the settlement
    * worker takes its budget's token here, where the request is actually sent).
    */
-  readonly beforeSend?: (() => Promise<void>) | undefined;
+  readonly beforeSend?: ((shared?: () => Promise<void>) => Promise<void>) | undefined;
+}
+
+/**
+ * One API key's shared rate budget in this process (`requestsPerSecond` on a client with a journal): the transport
+ * takes a token right before a request leaves and reports each answer's status.
+ */
+export interface SharedBudget {
+  /** Resolves when the request may leave; creates (`'create'`) go first. Ends at the abort and at `deadline`. */
+  take(lane: 'create' | 'other', signal: AbortSignal | undefined, deadline: number | undefined): Promise<void>;
+  /** The status the service answered to a request that took a token. */
+  observe(status: number): void;
+}
+
+/** Where the transport finds a key's {@link SharedBudget}; `undefined` for a key with none (today's behaviour). */
+export interface SharedBudgets {
+  budgetFor(apiKey: string): SharedBudget | undefined | Promise<SharedBudget | undefined>;
 }
 
 /** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
@@ -137,6 +153,13 @@ export class Transport {
   readonly #hooks: Instrumentation | undefined;
   /** Logs each kind of hook failure (a tracer, `onResponse`) once for this client. */
   readonly #hookFailures: HookFailureReporter;
+  /** The shared rate budgets of the client's keys, when it has one (`requestsPerSecond` with a journal). */
+  #budgets: SharedBudgets | undefined;
+
+  /** Makes every request of this transport take its token from the key's shared budget (set once, by the client). */
+  useSharedBudgets(budgets: SharedBudgets): void {
+    this.#budgets = budgets;
+  }
 
   constructor(config: ResolvedConfig, profile: ServiceProfile) {
     this.#config = config;
@@ -357,8 +380,58 @@ export class Transport {
     return key;
   }
 
-  async #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
-    if (settings.beforeSend !== undefined) await settings.beforeSend();
+  #sendWithKey(spec: RequestSpec, settings: CallSettings, apiKey: string, attemptNumber: number): Promise<HttpResult> {
+    if (this.#budgets !== undefined) return this.#sendWithSharedToken(spec, settings, apiKey, attemptNumber, this.#budgets);
+    if (settings.beforeSend !== undefined) {
+      return settings.beforeSend().then(() => this.#sendAttempt(spec, settings, apiKey, attemptNumber, ignoreStatus));
+    }
+    return this.#sendAttempt(spec, settings, apiKey, attemptNumber, ignoreStatus);
+  }
+
+  /**
+   * An attempt on a client with a shared budget: the key's token is taken right before it leaves (creates first; a
+   * caller with its own budget, the worker, takes it inside its own wait through `beforeSend`), and the budget hears
+   * once how it ended (the first response's status, or 0 for none).
+   */
+  async #sendWithSharedToken(
+    spec: RequestSpec,
+    settings: CallSettings,
+    apiKey: string,
+    attemptNumber: number,
+    budgets: SharedBudgets,
+  ): Promise<HttpResult> {
+    const budget = await budgets.budgetFor(apiKey);
+    if (budget === undefined) {
+      if (settings.beforeSend !== undefined) await settings.beforeSend();
+      return this.#sendAttempt(spec, settings, apiKey, attemptNumber, ignoreStatus);
+    }
+    /** Whether a token was taken and its request's end not yet reported (exactly one report per token). */
+    let tokenOpen = false;
+    const take = async () => {
+      await budget.take(spec.method === 'POST' ? 'create' : 'other', settings.signal, settings.deadline);
+      tokenOpen = true;
+    };
+    if (settings.beforeSend !== undefined) await settings.beforeSend(take);
+    else await take();
+    try {
+      return await this.#sendAttempt(spec, settings, apiKey, attemptNumber, (status) => {
+        if (!tokenOpen) return;
+        tokenOpen = false;
+        budget.observe(status);
+      });
+    } finally {
+      if (tokenOpen) budget.observe(0);
+    }
+  }
+
+  /** The attempt itself, once its tokens are taken; `answered` hears the first response's status. */
+  async #sendAttempt(
+    spec: RequestSpec,
+    settings: CallSettings,
+    apiKey: string,
+    attemptNumber: number,
+    answered: (status: number) => void,
+  ): Promise<HttpResult> {
     const [authName, authValue] = this.#profile.auth(apiKey);
     const headers: Record<string, string> = { ...this.#defaultHeaders, ...settings.headers, [authName]: authValue };
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -402,6 +475,7 @@ export class Transport {
         } catch (error) {
           throw this.#networkFailure(error, settings, signal);
         }
+        answered(response.status);
         const requestId = this.#requestIdOf(response);
         this.#notify(spec, response.status, requestId, started, attemptNumber);
         const next = this.#redirectTarget(response, spec.method, redirects);
@@ -567,6 +641,9 @@ export class Transport {
     return new ConnectionError(message, { cause, requestMayHaveBeenSent: sent, host, reason });
   }
 }
+
+/** An attempt's status listener when no budget listens. */
+function ignoreStatus(): void {}
 
 /** The default of `withRetries`' `mayRetry`, made once rather than per call. */
 function mayAlwaysRetry(): boolean {

@@ -8,6 +8,9 @@
  *
  * @module
  */
+import type { BudgetGrant, BudgetRequest } from './budget.js';
+
+export type { BudgetGrant, BudgetRequest } from './budget.js';
 
 /**
  * Where a payment stands in the journal. `initiating`, `pending` and `unknown` are open (the SDK still has
@@ -274,6 +277,14 @@ export interface PaymentJournal {
    * keep counters: in memory, and in PostgreSQL and SQLite a table a trigger updates in each write's transaction.
    */
   counts?(): Promise<Record<PaymentState, number>>;
+  /**
+   * Optional: the shared rate budget of an API key. Renews `request.holder`'s share of the key's budget
+   * and resolves with what it may spend now; the arithmetic is `allocateBudget`'s, run on the key's state
+   * loaded and saved in one atomic step (a transaction, or a compare-and-set on a version), by the journal's clock.
+   * Without it, a client given `requestsPerSecond` on this journal is refused with `ConfigurationError`: a shared
+   * limit that would silently be per process is not offered. `checkPaymentJournal` checks it when present.
+   */
+  takeBudget?(request: BudgetRequest): Promise<BudgetGrant>;
   /** Frees the store's resources (connections, file handles). Optional; the SDK never calls it. */
   close?(): Promise<void>;
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { allocateBudget, type BudgetGrant, type BudgetRequest, type BudgetState, budgetRequestProblem } from './budget.js';
 import {
   contradictionOf,
   eventOf,
@@ -51,11 +52,21 @@ export class MemoryJournal implements PaymentJournal {
   readonly #entries = new Map<string, Entry>();
   /** Records by state, kept with every write: {@link MemoryJournal.counts} never walks the records. */
   readonly #counts = stateCounts([]);
+  readonly #budgets = new Map<string, BudgetState>();
   readonly #now: () => number;
 
   /** @param options - see {@link MemoryJournalOptions}. */
   constructor(options: MemoryJournalOptions = {}) {
     this.#now = options.now ?? Date.now;
+  }
+
+  /** {@inheritDoc PaymentJournal.takeBudget} */
+  async takeBudget(request: BudgetRequest): Promise<BudgetGrant> {
+    const problem = budgetRequestProblem(request);
+    if (problem !== undefined) throw new TypeError(`takeBudget: ${problem}`);
+    const { state, grant } = allocateBudget(this.#budgets.get(request.key), request, this.#now());
+    this.#budgets.set(request.key, state);
+    return grant;
   }
 
   /** {@inheritDoc PaymentJournal.insert} */

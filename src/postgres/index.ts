@@ -17,6 +17,7 @@
  */
 
 import type { Logger } from '../core/logger.js';
+import { allocateBudget, type BudgetGrant, type BudgetRequest, type BudgetState, budgetRequestProblem } from '../journal/budget.js';
 import type {
   LeaseRequest,
   NewPaymentRecord,
@@ -144,6 +145,8 @@ export class PostgresJournal implements PaymentJournal {
   /** When the last broken connection was logged: one line per outage, not one per pooled connection. */
   #brokenLoggedAt = 0;
   #listener: Listener | undefined;
+  readonly #budgets: string;
+  #budgetsReady: Promise<void> | undefined;
 
   /** @throws TypeError on a missing connection or a table or schema name that is not a plain identifier. */
   constructor(options: PostgresJournalOptions) {
@@ -170,6 +173,7 @@ export class PostgresJournal implements PaymentJournal {
     this.#table = qualified(tableName);
     this.#history = qualified(`${tableName}_history`);
     this.#counts = qualified(`${tableName}_counts`);
+    this.#budgets = qualified(`${tableName}_budgets`);
     this.#tableName = tableName;
     this.#logger = options.logger ?? console;
     this.#rows = new RowReader((row) =>
@@ -592,6 +596,61 @@ export class PostgresJournal implements PaymentJournal {
     return this.#listener.add(referenceId, onChange);
   }
 
+  /**
+   * Renews a holder's share of a key's rate budget (see `allocateBudget`), by the server's clock, shared by every
+   * process and machine on this database. Kept in `<tableName>_budgets` (one row per key digest, created on first use,
+   * apart from the records' tables). Two statements: the row read with the server's clock, then a compare-and-set on
+   * its version (read again on a conflict).
+   */
+  async takeBudget(request: BudgetRequest): Promise<BudgetGrant> {
+    const problem = budgetRequestProblem(request);
+    if (problem !== undefined) throw new TypeError(`takeBudget: ${problem}`);
+    await this.#createBudgets();
+    const pool = await this.#poolOf();
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const read = await pool.query(
+        `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now, b.version, b.state
+           FROM (SELECT 1) AS one LEFT JOIN ${this.#budgets} AS b ON b.key = $1`,
+        [request.key],
+      );
+      const row = read.rows[0] as { now: number; version: string | number | null; state: BudgetState | null };
+      const { state, grant } = allocateBudget(row.state ?? undefined, request, Number(row.now));
+      const written =
+        row.version === null
+          ? await pool.query(
+              `INSERT INTO ${this.#budgets} (key, version, state) VALUES ($1, 1, $2::jsonb) ON CONFLICT (key) DO NOTHING RETURNING version`,
+              [request.key, JSON.stringify(state)],
+            )
+          : await pool.query(
+              `UPDATE ${this.#budgets} SET state = $2::jsonb, version = version + 1 WHERE key = $1 AND version = $3 RETURNING version`,
+              [request.key, JSON.stringify(state), row.version],
+            );
+      if (written.rows.length === 1) return grant;
+    }
+    throw new Error('PostgresJournal: the rate budget row stayed contended; try again');
+  }
+
+  /** The budgets table, created once per journal (its own step: the records' schema is unchanged). */
+  #createBudgets(): Promise<void> {
+    this.#budgetsReady ??= this.#poolOf()
+      .then((pool) =>
+        pool.query(
+          `DO $$ BEGIN
+            PERFORM pg_advisory_xact_lock(hashtext('tap-collections-sdk journal'));
+            CREATE TABLE IF NOT EXISTS ${this.#budgets} (key text COLLATE "C" PRIMARY KEY, version bigint NOT NULL, state jsonb NOT NULL);
+          END $$`,
+        ),
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.#budgetsReady = undefined;
+          throw error;
+        },
+      );
+    return this.#budgetsReady;
+  }
+
   /** Ends the pool the journal opened from a connection string (a pool you passed is left to you). */
   async close(): Promise<void> {
     this.#listener?.close();
@@ -600,6 +659,7 @@ export class PostgresJournal implements PaymentJournal {
     const pool = await this.#pool;
     this.#pool = undefined;
     this.#ready = undefined;
+    this.#budgetsReady = undefined;
     await pool.end();
   }
 }

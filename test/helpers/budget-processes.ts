@@ -1,0 +1,55 @@
+/**
+ * Starts the shared-budget sender processes (test/journal/processes/budget-sender.ts, bundled) for the tests and the
+ * benchmark, and reads what they say.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** What a sender reported when it ended. */
+export interface SenderReport {
+  readonly sent: number;
+  readonly refused: number;
+  readonly statements: number;
+}
+
+/** A running sender process. */
+export interface Sender {
+  readonly child: ChildProcess;
+  /** Resolves once it runs. */
+  readonly ready: Promise<void>;
+  /** Its report when it ends cleanly; `undefined` when it was killed. */
+  readonly done: Promise<SenderReport | undefined>;
+  /** Each create's wait for its token, in ms, as reported so far, with when it was reported (`at`, this clock). */
+  readonly createWaits: { readonly at: number; readonly ms: number }[];
+}
+
+/** Starts `node <script>` with the `BUDGET_*` settings of `env` (see the script). */
+export function startSender(script: string, env: Record<string, string>): Sender {
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const createWaits: { at: number; ms: number }[] = [];
+  let report: SenderReport | undefined;
+  let buffered = '';
+  let onReady!: () => void;
+  const ready = new Promise<void>((resolve) => {
+    onReady = resolve;
+  });
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === 'ready') onReady();
+      else if (line.startsWith('create-wait ')) createWaits.push({ at: Date.now(), ms: Number(line.slice('create-wait '.length)) });
+      else if (line.startsWith('done ')) report = JSON.parse(line.slice('done '.length)) as SenderReport;
+    }
+  });
+  const done = new Promise<SenderReport | undefined>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(undefined);
+      else if (code === 0) resolve(report);
+      else reject(new Error(`budget sender exited with ${code ?? signal}`));
+    });
+  });
+  return { child, ready, done, createWaits };
+}

@@ -1,0 +1,268 @@
+/**
+ * The key's shared rate budget (issue 29), in one process: the journal's arithmetic (`allocateBudget`), a process's
+ * share spent locally (`KeyBudget`: creates first, a dead holder's share returned within its lease, `'adaptive'`
+ * learning a limit it was never told), all on virtual time against a simulated service that counts arrivals by
+ * 1 s windows. The same budget across real processes is in test/postgres/fleet-budget.test.ts and
+ * test/journal/sqlite-budget.test.ts.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KeyBudget, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
+import { LevelLogger } from '../../src/core/logger.ts';
+import { allocateBudget, type BudgetRequest, type BudgetState, fairShares } from '../../src/journal/budget.ts';
+import { MemoryJournal } from '../../src/journal/memory.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
+import { maxInAnyWindow } from './windows.ts';
+
+const OFF = new LevelLogger(console, 'off');
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A service that allows `limit` arrivals in any 1 s window and answers 429 beyond, recording every arrival. */
+function limitedService(limit: number) {
+  const arrivals: number[] = [];
+  const accepted: number[] = [];
+  let rateLimited = 0;
+  const limitedAt: number[] = [];
+  return {
+    limitedAt,
+    arrivals,
+    accepted,
+    get rateLimited() {
+      return rateLimited;
+    },
+    answer(now: number): number {
+      arrivals.push(now);
+      while (accepted.length > 0 && (accepted[0] as number) + 1_000 <= now) accepted.shift();
+      if (accepted.length >= limit) {
+        rateLimited++;
+        limitedAt.push(now);
+        return 429;
+      }
+      accepted.push(now);
+      return 200;
+    },
+  };
+}
+
+/** `count` loops that send as fast as `budget` lets them (a settlement worker with a backlog). */
+function saturate(
+  budget: KeyBudget,
+  count: number,
+  service: { answer(now: number): number },
+  stop: AbortSignal,
+  lane: 'create' | 'other' = 'other',
+) {
+  const loops = Array.from({ length: count }, async () => {
+    while (!stop.aborted) {
+      try {
+        await budget.take(lane, stop, undefined);
+      } catch {
+        return;
+      }
+      budget.observe(service.answer(Date.now()));
+      // The answer comes back a few milliseconds later.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  });
+  return Promise.all(loops);
+}
+
+const base: Omit<BudgetRequest, 'holder' | 'keep' | 'want'> = {
+  key: 'k',
+  limit: 20,
+  leaseMs: 8_000,
+  windowMs: SHARED_WINDOW_MS,
+  accepted: 0,
+  rateLimited: 0,
+  saturated: true,
+};
+
+describe('allocateBudget (the journal side)', () => {
+  it('never hands out more than the limit, counting shares given back within the last window', () => {
+    const random = seededRandom(29);
+    let state: BudgetState | undefined;
+    const holders = ['a', 'b', 'c', 'd'];
+    const held = new Map<string, number>();
+    // Every token a holder may spend at a time: what it holds from its grant until it next asks.
+    for (let now = 0; now < 120_000; now += Math.floor(random() * 700)) {
+      const holder = holders[Math.floor(random() * holders.length)] as string;
+      const keep = Math.floor(random() * ((held.get(holder) ?? 0) + 1));
+      const result = allocateBudget(state, { ...base, holder, keep, want: Math.floor(random() * 30), saturated: random() < 0.5 }, now);
+      state = result.state;
+      held.set(holder, result.grant.share);
+      let counted = 0;
+      for (const entry of Object.values(state.holders)) {
+        if (entry.expiresAt > now) counted += entry.share;
+        if (entry.coolUntil > now) counted += entry.cooling;
+      }
+      expect(counted).toBeLessThanOrEqual(20);
+      expect(result.grant.share).toBeLessThanOrEqual(Math.max(keep, result.grant.target));
+    }
+  });
+
+  it('gives each holder its fair share of the demands, and a dead holder’s share to the others once its lease ran out', () => {
+    expect(
+      [
+        ...fairShares(20, [
+          ['a', 2],
+          ['b', 100],
+          ['c', 100],
+        ]),
+      ].sort(),
+    ).toEqual([
+      ['a', 2],
+      ['b', 9],
+      ['c', 9],
+    ]);
+    let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    expect(state.holders.a?.share).toBe(20);
+    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100 }, 100));
+    // b's fair share is 10, but a keeps all 20 until it renews: nothing is free yet.
+    expect(state.holders.b?.share).toBe(0);
+    ({ state } = allocateBudget(state, { ...base, holder: 'a', keep: 10, want: 100 }, 2_000));
+    // What a gave back cools for one window: b takes it after that.
+    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100 }, 2_100));
+    expect(state.holders.b?.share).toBe(0);
+    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100 }, 2_000 + SHARED_WINDOW_MS));
+    expect(state.holders.b?.share).toBe(10);
+    // a dies (stops renewing at 2 000): its share counts until its lease (8 000) ran out, then b takes everything.
+    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 10, want: 100 }, 9_999));
+    expect(state.holders.b?.share).toBe(10);
+    const after = allocateBudget(state, { ...base, holder: 'b', keep: 10, want: 100 }, 10_000);
+    expect(after.grant.share).toBe(20);
+  });
+
+  it('takes the strictest declared limit of the live holders', () => {
+    let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 100, limit: 30 }, 0);
+    const grant = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100, limit: 12 }, 10).grant;
+    expect(grant.limit).toBe(12);
+    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100, limit: 12 }, 10));
+    expect(state.holders.b?.share).toBe(0);
+  });
+});
+
+describe('KeyBudget (a process’s share)', () => {
+  it('holds the limit in every 1 s window across several holders on one journal', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    const service = limitedService(1_000);
+    const stop = new AbortController();
+    const budgets = [1, 2, 3].map(() => new KeyBudget(journal, 'k', 30, 10_000, OFF));
+    const running = budgets.map((budget) => saturate(budget, 4, service, stop.signal));
+    await vi.advanceTimersByTimeAsync(30_000);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await Promise.all(running);
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(30);
+    // Used: at least 90 % of the limit over the last 20 s (each window holds the share's tokens, 1 s + the guard).
+    const late = service.arrivals.filter((at) => at >= 10_000 && at < 30_000).length;
+    expect(late / 20).toBeGreaterThanOrEqual(27);
+  });
+
+  it('serves a create before every waiting status check (creates first)', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const budget = new KeyBudget(new MemoryJournal(), 'k', 10, 10_000, OFF);
+    const order: string[] = [];
+    const checks = Array.from({ length: 30 }, (_, index) =>
+      budget.take('other', undefined, undefined).then(() => {
+        order.push(`check ${index}`);
+        budget.observe(200);
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(1_500);
+    const create = budget.take('create', undefined, undefined).then(() => {
+      order.push('create');
+      budget.observe(202);
+    });
+    const waitingChecks = order.length;
+    await vi.advanceTimersByTimeAsync(5_000);
+    await create;
+    // The create went out right after the checks already sent, before the ones still waiting.
+    expect(order.indexOf('create')).toBeLessThanOrEqual(waitingChecks);
+    expect(order.length).toBeGreaterThan(waitingChecks + 5);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await Promise.all(checks);
+  });
+
+  it('keeps a token of each window for creates while tills send: a create waits for none during a full backlog', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const budget = new KeyBudget(new MemoryJournal(), 'k', 20, 10_000, OFF);
+    const service = limitedService(1_000);
+    const stop = new AbortController();
+    const first = budget.take('create', undefined, undefined);
+    await vi.advanceTimersByTimeAsync(10);
+    await first;
+    budget.observe(202);
+    const backlog = saturate(budget, 16, service, stop.signal);
+    // The backlog takes the whole budget first (the share grows over a few renewals).
+    await vi.advanceTimersByTimeAsync(8_000);
+    const waits: number[] = [];
+    for (let index = 0; index < 40; index++) {
+      await vi.advanceTimersByTimeAsync(700);
+      const asked = Date.now();
+      const taken = budget.take('create', undefined, undefined).then(() => {
+        budget.observe(service.answer(Date.now()));
+        return Date.now() - asked;
+      });
+      await vi.advanceTimersByTimeAsync(300);
+      waits.push(await taken);
+    }
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await backlog;
+    expect(waits.filter((wait) => wait > 0)).toEqual([]);
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  it('a process that stops renewing leaves its share to the others within one lease period', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    const service = limitedService(1_000);
+    const first = new AbortController();
+    const second = new AbortController();
+    const leaseMs = 6_000;
+    const a = new KeyBudget(journal, 'k', 20, leaseMs, OFF);
+    const b = new KeyBudget(journal, 'k', 20, leaseMs, OFF);
+    const runningA = saturate(a, 4, service, first.signal);
+    const runningB = saturate(b, 4, service, second.signal);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(a.state.share + b.state.share).toBeLessThanOrEqual(20);
+    expect(Math.min(a.state.share, b.state.share)).toBeGreaterThanOrEqual(8);
+    // a "dies": no more requests, no more renewals (its timers would lapse with its process).
+    first.abort();
+    await runningA;
+    const diedAt = Date.now();
+    vi.spyOn(journal, 'takeBudget').mockImplementation(async (request) => {
+      if (request.holder === a.holder) throw new Error('dead');
+      return MemoryJournal.prototype.takeBudget.call(journal, request);
+    });
+    await vi.advanceTimersByTimeAsync(leaseMs);
+    expect(b.state.share).toBe(20);
+    await vi.advanceTimersByTimeAsync(1_100);
+    const recovered = service.arrivals.filter((at) => at >= diedAt + leaseMs && at < diedAt + leaseMs + 1_000).length;
+    expect(recovered).toBeGreaterThanOrEqual(18);
+    second.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await runningB;
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  it("'adaptive' learns a limit it was never told: ≥ 80 % of it after a minute, < 2 % of requests answered 429", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    const service = limitedService(15);
+    const stop = new AbortController();
+    const budgets = [1, 2].map(() => new KeyBudget(journal, 'k', 'adaptive', 10_000, OFF));
+    const running = budgets.map((budget) => saturate(budget, 8, service, stop.signal));
+    await vi.advanceTimersByTimeAsync(120_000);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await Promise.all(running);
+    const window = service.arrivals.filter((at) => at >= 60_000 && at < 120_000);
+    const used = window.length / 60;
+    expect(used).toBeGreaterThanOrEqual(0.8 * 15);
+    expect(service.rateLimited / service.arrivals.length).toBeLessThan(0.02);
+  });
+});
