@@ -54,13 +54,13 @@ export interface CollectionsClientOptions extends ClientOptions {
    * or `'local'` (`0977123456`).
    * @defaultValue `'international'`
    */
-  phoneNumberFormat?: PhoneNumberFormat;
+  phoneNumberFormat?: PhoneNumberFormat | undefined;
   /**
    * The payment journal: `initiate` writes each payment to it before sending, and every outcome after, so
    * {@link CollectionsClient.recover} can bring in-flight payments to their outcome after a crash. See `docs/journal.md`.
    * @defaultValue none (no journal: nothing outlives the process)
    */
-  journal?: PaymentJournal;
+  journal?: PaymentJournal | undefined;
   /**
    * The status words the service answers, by meaning; each list given is added to its defaults. Compared without
    * regard to case or surrounding blanks; a word may stand in one list only. Every path that reads a status uses
@@ -70,7 +70,7 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue successful: `successful`, `success`, `completed`; failed: `failed`, `cancelled`, `canceled`,
    * `expired`, `declined`; pending: `pending`, `processing`
    */
-  statusWords?: StatusWordsOption;
+  statusWords?: StatusWordsOption | undefined;
 }
 
 const CREATE_PATH = '/v1/collections/mobile-money';

@@ -20,12 +20,12 @@ export interface RecoverOptions extends RequestOptions {
    * has caught up. A longer grace waits longer; `0` waits for the window alone, never less.
    * @defaultValue `10000`
    */
-  notFoundGraceMs?: number;
+  notFoundGraceMs?: number | undefined;
   /**
    * How many status checks run at once.
    * @defaultValue `8`
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
 }
 
 /** A status check by reference with the call's retries: the status, or `undefined` on 404. */

@@ -15,9 +15,9 @@ import type { StatusWords } from './status-words.js';
 /** Options of {@link CollectionsClient.startSettlementWorker}. Every duration is in milliseconds. */
 export interface SettlementWorkerOptions {
   /** Status checks per second of the whole worker, all payments together, in any 1 s window. @defaultValue 10 */
-  requestsPerSecond?: number;
+  requestsPerSecond?: number | undefined;
   /** Status checks (and `onSettled` calls) in progress at once. @defaultValue 16 */
-  maxConcurrentChecks?: number;
+  maxConcurrentChecks?: number | undefined;
   /**
    * Called once for each payment this worker brings to a final state (`successful`, `failed`, or
    * `not-sent`), with the record as the journal will store it. A settled status is delivered before the
@@ -26,22 +26,22 @@ export interface SettlementWorkerOptions {
    * process dies in between, another worker delivers it again: make it idempotent by `referenceId`.
    * `not-sent` is delivered after it is recorded, so it is never announced unless it holds.
    */
-  onSettled?: (record: PaymentRecord) => void | Promise<void>;
+  onSettled?: ((record: PaymentRecord) => void | Promise<void>) | undefined;
   /**
    * Called once (per worker) for a payment still open `staleAfterMs` after it was created; it keeps being
    * checked, once a minute, until it settles. Without it, a `warn` line says so.
    */
-  onStale?: (record: PaymentRecord) => void | Promise<void>;
+  onStale?: ((record: PaymentRecord) => void | Promise<void>) | undefined;
   /** How long a payment may stay open before it is reported (see `onStale`). @defaultValue 86400000 (24 h) */
-  staleAfterMs?: number;
+  staleAfterMs?: number | undefined;
   /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The first check of a payment is due this long after its record was created. @defaultValue 5000 */
-  initialDelayMs?: number;
+  initialDelayMs?: number | undefined;
   /** The pause after the first check; each next one is 1.5× longer. @defaultValue 1500 */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
   /** The largest pause between two checks of one payment. @defaultValue 2000 */
-  maxIntervalMs?: number;
+  maxIntervalMs?: number | undefined;
   /**
    * How long after its record was last written a 404 still means "not visible yet" for an `unknown`
    * record; after it, the record becomes `not-sent`. An `initiating` record waits at least as long as an
@@ -49,20 +49,20 @@ export interface SettlementWorkerOptions {
    * flight elsewhere is never declared not sent. `pending` records never become `not-sent`.
    * @defaultValue 10000
    */
-  notFoundGraceMs?: number;
+  notFoundGraceMs?: number | undefined;
   /**
    * How long a lease lasts unless renewed; renewed every third of it. It also sizes what the worker takes: about
    * what its budget checks in half a lease period, at most `requestsPerSecond × maxIntervalMs / 1000` payments at
    * the fastest pace, so several workers share a backlog. Keep it above twice the client's `timeoutMs` (a
    * `warn` at start says when it is not longer than `timeoutMs`). @defaultValue 30000
    */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** The most open payments this worker leases at once (the rest are left to other workers). @defaultValue 1000 */
-  maxLeasedPayments?: number;
+  maxLeasedPayments?: number | undefined;
   /** How often the worker looks for open payments nobody holds. @defaultValue 1000 */
-  scanIntervalMs?: number;
+  scanIntervalMs?: number | undefined;
   /** The journal to settle. @defaultValue the client's `journal` */
-  journal?: PaymentJournal;
+  journal?: PaymentJournal | undefined;
 }
 
 /** A running settlement worker. */
