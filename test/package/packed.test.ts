@@ -34,10 +34,8 @@ const SCRIPT = (load: string) => `${load}
 
 beforeAll(async () => {
   project = mkdtempSync(path.join(tmpdir(), 'tap-collections-sdk-packed-'));
-  const {
-    stdout,
-  } = // dist/ is built (npm test builds it first); --ignore-scripts: prepack would rebuild it under the running tests.
-    await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: root });
+  // dist/ is built (npm test builds it first); --ignore-scripts: prepack would rebuild it under the running tests.
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: root });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packedFiles = packed?.files.map((file) => file.path) ?? [];
   const installed = path.join(project, 'node_modules', 'tap-collections-sdk');

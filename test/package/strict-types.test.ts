@@ -169,10 +169,8 @@ async function typeErrors(directory: string): Promise<string> {
 
 beforeAll(async () => {
   workspace = mkdtempSync(path.join(tmpdir(), 'tap-collections-sdk-types-'));
-  const {
-    stdout,
-  } = // dist/ is built (npm test builds it first); --ignore-scripts: prepack would rebuild it under the running tests.
-    await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', workspace], { cwd: root });
+  // dist/ is built (npm test builds it first); --ignore-scripts: prepack would rebuild it under the running tests.
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', workspace], { cwd: root });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
   tarball = path.join(workspace, packed?.filename ?? '');
 }, 60_000);
