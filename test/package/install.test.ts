@@ -43,7 +43,8 @@ describe('a fresh install', () => {
   it('prints no warnings, whatever Node.js runs npm', { timeout: 120_000 }, async () => {
     const project = mkdtempSync(path.join(tmpdir(), 'tap-collections-sdk-install-'));
     try {
-      for (const file of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(path.join(root, file), path.join(project, file));
+      for (const file of ['package.json', 'package-lock.json', '.npmrc'])
+        if (existsSync(path.join(root, file))) copyFileSync(path.join(root, file), path.join(project, file));
       const node = nodesOnPath()[0]?.node ?? process.execPath;
       const { stdout, stderr } = await run(node, [npmCli(), 'ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
         cwd: project,
