@@ -5,12 +5,13 @@
  * `ERR_MODULE_NOT_FOUND` once installed.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installTarball } from '../helpers/packed-app.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,13 +38,8 @@ beforeAll(async () => {
   packedFiles = packed?.files.map((file) => file.path) ?? [];
 
   app = path.join(workspace, 'partner-app');
-  const installed = path.join(app, 'node_modules', 'tap-collections-sdk');
-  mkdirSync(installed, { recursive: true });
-  await run('tar', ['-xzf', path.join(workspace, packed?.filename ?? ''), '-C', installed, '--strip-components=1']);
-  for (const dependency of ['ky', 'zod'])
-    symlinkSync(path.join(root, 'node_modules', dependency), path.join(app, 'node_modules', dependency), 'dir');
-  writeFileSync(path.join(app, 'package.json'), '{ "name": "partner-app", "private": true }');
-}, 240_000);
+  await installTarball(path.join(workspace, packed?.filename ?? ''), app);
+}, 420_000);
 
 afterAll(() => {
   if (workspace) rmSync(workspace, { recursive: true, force: true });
