@@ -46,8 +46,11 @@ describe('a fresh install', () => {
       for (const file of ['package.json', 'package-lock.json', '.npmrc'])
         if (existsSync(path.join(root, file))) copyFileSync(path.join(root, file), path.join(project, file));
       const node = nodesOnPath()[0]?.node ?? process.execPath;
+      // As in a user's shell: without the npm_config_* settings of an `npm run` this test may run under (`--silent`).
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
       const { stdout, stderr } = await run(node, [npmCli(), 'ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
         cwd: project,
+        env,
         maxBuffer: 16 * 1024 * 1024,
       });
       expect(stdout).toContain('add vitest');
