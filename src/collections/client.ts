@@ -17,7 +17,7 @@ import {
 } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
-import { BACKOFF_MAX_MS } from '../core/retry.js';
+import { attemptWindowMs } from '../core/retry.js';
 import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
@@ -594,7 +594,7 @@ export class CollectionsClient {
  * time limit and the backoff between them (3 × 30 s + 2 × 8 s with the defaults).
  */
 function sendWindowMs(settings: CallSettings): number {
-  return (settings.maxRetries + 1) * settings.timeoutMs + settings.maxRetries * BACKOFF_MAX_MS;
+  return attemptWindowMs(settings.maxRetries, settings.timeoutMs);
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ApiError, ConfigurationError, JournalError } from '../core/errors.js';
+import { ApiError, ConfigurationError, JournalError, PaymentContradictionError } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import type { PaymentError, PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { RecordWatch } from '../journal/record-watch.js';
@@ -87,13 +87,17 @@ export class JournalBinding {
     by: string,
     basedOn?: PaymentRecord,
   ): Promise<Advanced | undefined> {
+    let advanced: Advanced;
     try {
-      return await this.observe(referenceId, observation, by, basedOn);
+      advanced = await this.observe(referenceId, observation, by, basedOn);
     } catch (error) {
       this.logger.error(`payment journal: could not record ${observation.kind} for referenceId ${referenceId}; recover() will`, {
         reason: error instanceof JournalError && error.cause instanceof Error ? error.cause.message : String(error),
       });
+      return undefined;
     }
+    throwIfContradicted(referenceId, advanced, observation);
+    return advanced;
   }
 
   /** Records a status the service answered (settled → final, otherwise `pending`), writing only what is new. */
@@ -158,6 +162,21 @@ export class JournalBinding {
   scrubText(text: string): string {
     return this.logger.redact(text);
   }
+}
+
+/**
+ * Rejects with {@link PaymentContradictionError} when the service's answer contradicted the final record (marked
+ * by then, see `advance`): a contradiction is never a quiet success.
+ */
+export function throwIfContradicted(referenceId: string, advanced: Advanced, observation: PaymentObservation): void {
+  if (advanced.contradiction === undefined) return;
+  const requestId = observation.kind === 'status' || observation.kind === 'accepted' ? observation.requestId : undefined;
+  throw new PaymentContradictionError({
+    referenceId,
+    recordState: advanced.record?.state ?? 'unknown',
+    statusText: advanced.contradiction.statusText,
+    requestId,
+  });
 }
 
 /** An observation with the text it would store scrubbed as log text is (phone numbers masked, the key removed). */

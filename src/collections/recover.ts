@@ -4,10 +4,18 @@
  * @module
  */
 import type { RequestOptions } from '../core/config.js';
-import { AuthenticationError, ConfigurationError, JournalError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
+import {
+  AuthenticationError,
+  ConfigurationError,
+  JournalError,
+  type PaymentContradictionError,
+  PermissionDeniedError,
+  RequestValidationError,
+} from '../core/errors.js';
 import { UUID_PATTERN } from '../core/uuid.js';
 import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
-import type { JournalBinding } from './journal-binding.js';
+import type { Advanced, PaymentObservation } from '../journal/state-machine.js';
+import { type JournalBinding, throwIfContradicted } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import { WrongBaseUrlError } from './not-found-evidence.js';
 import type { CollectionStatus } from './schemas.js';
@@ -68,6 +76,16 @@ export async function recoverPayments(
     return false;
   });
   const results: PaymentRecord[] = new Array(records.length);
+  // Contradictions are said once every other payment has been recovered: one must not hold up the rest.
+  const contradictions: PaymentContradictionError[] = [];
+  const noteContradiction = (referenceId: string, advanced: Advanced, observation: PaymentObservation) => {
+    try {
+      throwIfContradicted(referenceId, advanced, observation);
+    } catch (error) {
+      contradictions.push(error as PaymentContradictionError);
+    }
+  };
+
   let next = 0;
   let fatal: { error: unknown } | undefined;
   /** Payments left open because a 404 was not the service's own (a wrong base URL or proxy), with the first such error. */
@@ -97,7 +115,9 @@ export async function recoverPayments(
   const settleOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
     const status = await check(record.referenceId, requestOptions);
     if (status !== undefined) {
-      const moved = await binding.observe(record.referenceId, binding.statusObservation(status), 'recover');
+      const observation = binding.statusObservation(status);
+      const moved = await binding.observe(record.referenceId, observation, 'recover');
+      noteContradiction(record.referenceId, moved, observation);
       return moved.record ?? record;
     }
     if (record.state === 'pending') {
@@ -114,6 +134,7 @@ export async function recoverPayments(
       },
       'recover',
     );
+    noteContradiction(record.referenceId, verdict, { kind: 'not-found' });
     return verdict.record ?? record;
   };
 
@@ -130,6 +151,11 @@ export async function recoverPayments(
   await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
   if (fatal !== undefined) throw fatal.error;
   if (wrongBaseUrl !== undefined) throw leftOpen(misdirected, wrongBaseUrl);
+  const [contradicted] = contradictions;
+  if (contradicted !== undefined) {
+    for (const error of contradictions) binding.logger.error(`recover: ${error.message}`);
+    throw contradicted;
+  }
   return results;
 }
 

@@ -4,9 +4,10 @@
  *
  * @module
  */
-import { isTimerMs } from '../core/config.js';
+import { DEFAULTS as CLIENT_DEFAULTS, isTimerMs } from '../core/config.js';
 import { type ConfigurationError, type NotFoundError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
+import { attemptWindowMs } from '../core/retry.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import type { RecordWatch } from '../journal/record-watch.js';
 import { POLL_DEFAULTS, type PollSchedule } from './poller.js';
@@ -33,6 +34,13 @@ export interface SettlementWorkerOptions {
    * checked, once a minute, until it settles. Without it, a `warn` line says so.
    */
   onStale?: (record: PaymentRecord) => void | Promise<void>;
+  /**
+   * Called when the service answers something that contradicts a payment the journal has closed (it holds a
+   * collection recorded `not-sent` or `rejected`, or settled it the other way): the record keeps its state and is
+   * marked (`record.contradiction`); a person must look at it. Without it, an `error` line says so.
+   * @defaultValue none (an `error` line)
+   */
+  onContradiction?: (record: PaymentRecord) => void | Promise<void>;
   /** How long a payment may stay open before it is reported (see `onStale`). @defaultValue 86400000 (24 h) */
   staleAfterMs?: number;
   /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
@@ -151,7 +159,7 @@ export function plan(options: SettlementWorkerOptions): Plan {
     if (!isTimerMs(value, min)) issues.push({ path: `options.${key}`, message: `must be a whole number of milliseconds ≥ ${min}` });
     return value;
   };
-  for (const key of ['onSettled', 'onStale'] as const) {
+  for (const key of ['onSettled', 'onStale', 'onContradiction'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function')
       issues.push({ path: `options.${key}`, message: 'must be a function' });
   }
@@ -170,4 +178,52 @@ export function plan(options: SettlementWorkerOptions): Plan {
   if (result.maxIntervalMs < result.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
   if (issues.length > 0) throw new RequestValidationError(issues, 'options');
   return result;
+}
+
+/** A payment open an hour is checked at most once a minute (`maxIntervalMs` aside): the slowest pace of checks. */
+export const SLOWEST_CHECK_PAUSE_MS = 60_000;
+
+/** What {@link settlementBoundMs} is computed from: the workers' options, and two facts about the backlog. */
+export interface SettlementBoundInputs
+  extends Pick<
+    SettlementWorkerOptions,
+    'notFoundGraceMs' | 'leaseMs' | 'scanIntervalMs' | 'maxIntervalMs' | 'intervalMs' | 'requestsPerSecond'
+  > {
+  /**
+   * The largest attempt window among the open records (`sendWindowOf`); `Infinity` (a record whose window is not
+   * known) makes the bound `Infinity`. @defaultValue the default client's: 3 attempts × 30 s + 2 backoffs × 8 s = 106 s
+   */
+  readonly sendWindowMs?: number;
+  /** How many payments are open when the faults stop. @defaultValue 0 */
+  readonly openPayments?: number;
+}
+
+/**
+ * The liveness bound, in milliseconds: once faults stop (the service answers as itself, the journal is reachable, no
+ * process crashes, no clock steps) and at least one settlement worker runs, every open payment whose outcome the
+ * service can state (it holds the collection settled, or holds none) reaches that final state within
+ *
+ * `leaseMs + scanIntervalMs + openPayments / requestsPerSecond + 2 × (sendWindowMs + notFoundGraceMs) + 2 × max(60 s, maxIntervalMs)`
+ *
+ * - `leaseMs + scanIntervalMs`: the payments of a worker that died are taken by another;
+ * - `openPayments / requestsPerSecond`: a payment's turn in the workers' budget (their `requestsPerSecond` together);
+ * - `2 × (sendWindowMs + notFoundGraceMs)`: before `not-sent`, the journal's clock must say the record is that old and
+ *   the deciding process must have watched it unchanged that long on its own clock; the bound does not count on the
+ *   two waits overlapping (a worker that first reads the record, after a restart or a lease taken over, just as the
+ *   journal's clock allows the verdict, waits the whole window again);
+ * - `2 × max(60 s, maxIntervalMs)`: the longest pause between two checks of one payment, before the check that
+ *   decides and before its recheck.
+ *
+ * A payment the service keeps `pending`, or whose window is not known (`Infinity`: the bound is `Infinity`), reaches
+ * no final state by itself: `onStale` reports it once it has been open `staleAfterMs`, and it is checked at least once
+ * a minute meanwhile. With every default and no backlog: 383 000 ms (6 min 23 s).
+ */
+export function settlementBoundMs(inputs: SettlementBoundInputs = {}): number {
+  const { sendWindowMs, openPayments = 0, ...options } = inputs;
+  const worker = plan(options);
+  const window = sendWindowMs ?? attemptWindowMs(CLIENT_DEFAULTS.maxRetries, CLIENT_DEFAULTS.timeoutMs);
+  if (!(window >= 0 && window < Number.POSITIVE_INFINITY)) return Number.POSITIVE_INFINITY;
+  const pause = Math.max(SLOWEST_CHECK_PAUSE_MS, worker.maxIntervalMs);
+  const backlogMs = Math.ceil((openPayments / worker.requestsPerSecond) * 1000);
+  return worker.leaseMs + worker.scanIntervalMs + backlogMs + 2 * (window + worker.notFoundGraceMs) + 2 * pause;
 }

@@ -26,6 +26,7 @@ import {
   type SettlementWorker,
   type SettlementWorkerContext,
   type SettlementWorkerOptions,
+  SLOWEST_CHECK_PAUSE_MS,
 } from './settlement-worker-options.js';
 
 export type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
@@ -49,7 +50,6 @@ interface Held extends DueItem {
 
 /** A payment open this long is checked at most once a minute (the pause grows with age until then). */
 const SLOW_AFTER_MS = 60 * 60_000;
-const SLOWEST_PAUSE_MS = 60_000;
 /** A payment younger than this on its first check is "new": its first check goes before every re-check. */
 const FRESH_MS = 60_000;
 /** The share of a lease period's budget a worker leases for (the rest is slack for late answers and renewals). */
@@ -88,6 +88,7 @@ class Worker implements SettlementWorker {
   /** Payments already reported as stale, or as unusable (a foreign reference id). */
   readonly #reported = new Set<string>();
   readonly #onStale: SettlementWorkerOptions['onStale'];
+  readonly #onContradiction: SettlementWorkerOptions['onContradiction'];
   /** Checks waiting for a token at the wire. */
   #waitingForToken = 0;
   /** Checks started that have not taken their token yet (in the client's queue, or its key function). */
@@ -123,6 +124,7 @@ class Worker implements SettlementWorker {
     this.#context = context;
     this.#onSettled = options.onSettled;
     this.#onStale = options.onStale;
+    this.#onContradiction = options.onContradiction;
     const { requestsPerSecond, leaseMs, maxIntervalMs, maxLeasedPayments } = this.#plan;
     // Payments at the fastest pace need one check per maxIntervalMs each: the budget keeps this many on schedule.
     // Leasing more would only make them wait here while another worker idles.
@@ -308,8 +310,25 @@ class Worker implements SettlementWorker {
       void this.#reportStale(entry.referenceId);
     }
     // Grows with age: a minute's pause after an hour, 30 s after half an hour, the schedule's for young payments.
-    const slowest = Math.max(SLOWEST_PAUSE_MS, this.#plan.maxIntervalMs);
-    return Math.max(scheduled, Math.min(slowest, Math.round((ageMs * SLOWEST_PAUSE_MS) / SLOW_AFTER_MS)));
+    const slowest = Math.max(SLOWEST_CHECK_PAUSE_MS, this.#plan.maxIntervalMs);
+    return Math.max(scheduled, Math.min(slowest, Math.round((ageMs * SLOWEST_CHECK_PAUSE_MS) / SLOW_AFTER_MS)));
+  }
+
+  /** A payment whose final record the service contradicts (marked by then): `onContradiction`, else an `error` line. */
+  async #reportContradiction(record: PaymentRecord): Promise<void> {
+    const { logger } = this.#context;
+    const { referenceId, state, contradiction } = record;
+    try {
+      if (this.#onContradiction !== undefined) await this.#onContradiction(record);
+      else {
+        logger.error(
+          `settlement worker: the service contradicts ${referenceId}, which the journal records as ${state}; the record keeps its state and is marked (journal list --contradictions): a person must look at it`,
+          { state, statusText: contradiction?.statusText, requestId: contradiction?.requestId },
+        );
+      }
+    } catch (error) {
+      logger.error(`settlement worker: onContradiction threw for ${referenceId}`, reasonOf(error));
+    }
   }
 
   async #reportStale(referenceId: string): Promise<void> {
@@ -505,6 +524,7 @@ class Worker implements SettlementWorker {
         if (entry.state !== 'pending' || entry.statusText !== observation.statusText) {
           const moved = await advance(this.#context.journal, entry.referenceId, observation, this.#by);
           if (moved.record !== undefined && !isOpenPaymentState(moved.record.state)) {
+            if (moved.contradiction !== undefined) await this.#reportContradiction(moved.record);
             this.#forget(entry);
             return;
           }
@@ -597,6 +617,7 @@ class Worker implements SettlementWorker {
       this.#by,
     );
     const record = verdict?.record;
+    if (verdict.contradiction !== undefined && record !== undefined) await this.#reportContradiction(record);
     if (record === undefined || isOpenPaymentState(record.state)) {
       if (record !== undefined) entry.state = record.state;
       return false;
@@ -620,8 +641,13 @@ class Worker implements SettlementWorker {
     const { journal, logger } = this.#context;
     const current = await journal.get(entry.referenceId);
     if (current === undefined || !isOpenPaymentState(current.state)) {
-      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver.
+      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver, unless
+      // the service's answer contradicts the outcome they recorded: that is marked and reported.
       // A final record is never leased again: its lease needs no release (one write less per payment).
+      if (current !== undefined && decide(current, observation, this.#by).kind === 'contradiction') {
+        const marked = await advance(journal, entry.referenceId, observation, this.#by);
+        if (marked.contradiction !== undefined && marked.record !== undefined) await this.#reportContradiction(marked.record);
+      }
       this.#forget(entry);
       return;
     }

@@ -351,3 +351,36 @@ export class JournalError extends TapCollectionsError {
     this.referenceId = referenceId;
   }
 }
+
+/**
+ * The service answered something that contradicts a payment the journal has closed: it holds a collection the
+ * journal calls `not-sent` or `rejected`, or it says `successful` for a `failed` record or the reverse. The record keeps
+ * its state and is marked (`record.contradiction`, an event in its history with the service's word and request id);
+ * nothing is changed automatically, because either the journal or the service is wrong about money: a person must look
+ * (`npx tap-collections-sdk journal list --contradictions`). Thrown by `checkStatus`, `pollUntilSettled`,
+ * `waitForSettlement`, `initiate` and `recover()` (after it has finished every other payment) with a journal; the
+ * settlement worker reports it through `onContradiction` instead.
+ *
+ * @group Errors
+ */
+export class PaymentContradictionError extends TapCollectionsError {
+  /** The payment concerned. */
+  readonly referenceId: string;
+  /** The state the journal holds for it (final, unchanged). */
+  readonly recordState: string;
+  /** The service's status word that contradicts it. */
+  readonly statusText: string;
+  /** The service's request id of that answer, when it carried one. */
+  readonly requestId: string | undefined;
+
+  constructor(init: { referenceId: string; recordState: string; statusText: string; requestId?: string | undefined }) {
+    super(
+      `Payment ${init.referenceId}: the journal records it as ${init.recordState}, but the service answered "${init.statusText}"` +
+        `${init.requestId === undefined ? '' : ` (request ${init.requestId})`}: the record keeps its state and is marked; a person must look at it`,
+    );
+    this.referenceId = init.referenceId;
+    this.recordState = init.recordState;
+    this.statusText = init.statusText;
+    this.requestId = init.requestId;
+  }
+}

@@ -19,10 +19,12 @@
 import {
   DEFAULT_NOT_FOUND_GRACE_MS,
   isOpenPaymentState,
+  markContradiction,
   type PaymentChange,
   type PaymentError,
   type PaymentJournal,
   type PaymentRecord,
+  sendWindowOf,
 } from './journal.js';
 import type { RecordWatch } from './record-watch.js';
 
@@ -55,9 +57,33 @@ export type PaymentDecision =
   | { readonly kind: 'change'; readonly change: PaymentChange }
   | { readonly kind: 'keep' }
   /** `sending` on a record that must not be sent again (the service holds it, or it is closed). */
-  | { readonly kind: 'refuse' };
+  | { readonly kind: 'refuse' }
+  /**
+   * The service's answer contradicts the final record: it keeps its state and is marked (`change`, the one write a
+   * final record takes), or was marked with this word already (`change` undefined). The caller must say so loudly.
+   */
+  | { readonly kind: 'contradiction'; readonly change: PaymentChange | undefined; readonly statusText: string };
 
 const KEEP: PaymentDecision = { kind: 'keep' };
+
+/**
+ * True when the service's `answer` contradicts a record in final `state`: it holds a collection the journal calls
+ * `not-sent` or `rejected`, or it settled the other way. `pending` against a settled record is no contradiction
+ * (a status read that lags behind), nor is the same outcome again.
+ */
+function contradicts(state: PaymentRecord['state'], answer: 'successful' | 'failed' | 'pending'): boolean {
+  if (state === 'not-sent' || state === 'rejected') return true;
+  return (state === 'successful' && answer === 'failed') || (state === 'failed' && answer === 'successful');
+}
+
+function contradiction(
+  record: PaymentRecord,
+  answer: { readonly statusText: string; readonly requestId?: string | undefined },
+  by: string,
+): PaymentDecision {
+  const marked = record.contradiction?.statusText === answer.statusText;
+  return { kind: 'contradiction', change: marked ? undefined : markContradiction(record, answer, by), statusText: answer.statusText };
+}
 
 /** The rules, as a pure function: what `observation` does to `record`. */
 export function decide(record: PaymentRecord, observation: PaymentObservation, by: string): PaymentDecision {
@@ -70,10 +96,12 @@ export function decide(record: PaymentRecord, observation: PaymentObservation, b
       if (state !== 'initiating' && state !== 'unknown') return { kind: 'refuse' };
       return change({ state: 'initiating', sendWindowMs: observation.sendWindowMs });
     case 'accepted':
+      // A 202 for a reference the journal closed as never sent or refused: the service holds it after all.
+      if (state === 'not-sent' || state === 'rejected') return contradiction(record, observation, by);
       if (!open || (state === 'pending' && record.statusText === observation.statusText)) return KEEP;
       return change({ state: 'pending', statusText: observation.statusText, requestId: observation.requestId });
     case 'status': {
-      if (!open) return KEEP;
+      if (!open) return contradicts(state, observation.state) ? contradiction(record, observation, by) : KEEP;
       if (observation.state === 'pending' && state === 'pending' && record.statusText === observation.statusText) return KEEP;
       return change({
         state: observation.state,
@@ -102,6 +130,11 @@ export interface Advanced {
   readonly applied: boolean;
   /** True when a `sending` observation was refused: do not send. */
   readonly refused: boolean;
+  /**
+   * Set when the observation contradicts the final record (see {@link PaymentDecision}): the record (marked) keeps its
+   * state; the caller rejects with `PaymentContradictionError` or reports it.
+   */
+  readonly contradiction?: { readonly statusText: string };
 }
 
 /** How many times a fact is re-decided after losing the compare-and-set before giving up (the record keeps moving). */
@@ -123,6 +156,14 @@ export async function advance(
   let record = basedOn ?? (await journal.get(referenceId));
   for (let race = 0; record !== undefined && race < MAX_RACES; race++) {
     const decision = decide(record, observation, by);
+    if (decision.kind === 'contradiction') {
+      const contradiction = { statusText: decision.statusText };
+      if (decision.change === undefined) return { record, applied: false, refused: false, contradiction };
+      const marked = await journal.transition(referenceId, record.version, decision.change);
+      if (marked.applied) return { record: marked.record, applied: true, refused: false, contradiction };
+      record = marked.record;
+      continue;
+    }
     if (decision.kind !== 'change') return { record, applied: false, refused: decision.kind === 'refuse' };
     const result = await journal.transition(referenceId, record.version, decision.change);
     if (result.applied) return { record: result.record, applied: true, refused: false };
@@ -211,7 +252,8 @@ export function verdictBound(
   journalNow: number,
   graceMs: number,
 ): 'now' | string | undefined {
-  const waitMs = (record.sendWindowMs ?? 0) + Math.max(graceMs, 0);
+  // A window not known is unbounded (sendWindowOf): such a record is never old enough, and no time is given.
+  const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);
   const byJournal = Date.parse(record.updatedAt) + waitMs;
   if (journalNow >= byJournal && watchedMs >= waitMs) return 'now';
   const at = Math.max(byJournal, journalNow + Math.max(0, waitMs - watchedMs));

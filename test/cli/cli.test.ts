@@ -185,6 +185,41 @@ describe('status and poll', () => {
 });
 
 describe('recover and journal', () => {
+  it('journal list --contradictions lists the closed payments the service contradicted, and show says what it answered', async () => {
+    const file = join(dir, 'contradictions.db');
+    const journal = new SqliteJournal(file);
+    const record = (referenceId: string): NewPaymentRecord => ({
+      referenceId,
+      state: 'initiating',
+      productId: PRODUCTS.primary,
+      amount: 12,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'f',
+      sendWindowMs: 0,
+    });
+    const [contradicted, quiet] = [randomUUID(), randomUUID()];
+    for (const referenceId of [contradicted, quiet]) {
+      await journal.insert(record(referenceId));
+      await journal.transition(referenceId, 1, { state: 'failed', by: 'poll', statusText: 'failed' });
+    }
+    await journal.transition(contradicted, 2, {
+      state: 'failed',
+      by: 'worker:w1',
+      contradiction: { statusText: 'successful', requestId: 'req-9' },
+    });
+    await journal.close();
+
+    const listed = await complete(['journal', 'list', '--contradictions', '--journal', `sqlite:${file}`]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^CREATED \(UTC\) +REFERENCE +STATE +AMOUNT +PHONE +LAST STATUS +SERVICE SAYS\n/);
+    expect(listed.stdout).toMatch(new RegExp(`${contradicted} +failed +12\\.00 ZMW +260\\*+56 +failed +successful\n`));
+    expect(listed.stdout).not.toContain(quiet);
+    expect(listed.stdout).toContain('1 payment(s).');
+    const shown = await complete(['journal', 'show', contradicted, '--journal', `sqlite:${file}`]);
+    expect(shown.stdout).toMatch(/CONTRADICTED +the service answered "successful" at .+, request req-9, by worker:w1\n/);
+  });
+
   it('recover settles the open payments; journal list and show read them back', async () => {
     const file = join(dir, 'recover.db');
     const journal = new SqliteJournal(file);
@@ -280,9 +315,7 @@ const stores: Store[] = [
       const db = new DatabaseSync(url.slice('sqlite:'.length));
       try {
         const row = db
-          .prepare(
-            `SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > ?`,
-          )
+          .prepare(`SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND leased_to IS NOT NULL AND leased_until > ?`)
           .get(Date.now());
         return Number((row as { n: number }).n);
       } finally {
@@ -309,7 +342,7 @@ const stores: Store[] = [
       await client.connect();
       try {
         const result = await client.query(
-          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > now()`,
+          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND leased_to IS NOT NULL AND leased_until > now()`,
         );
         return (result.rows[0] as { n: number }).n;
       } finally {

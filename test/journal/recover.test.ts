@@ -45,7 +45,7 @@ afterEach(() => {
 const clock = { offsetMs: 0 };
 const clockedJournal = () => new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
 
-/** A record as `initiate` writes it, without a sender's window (its age alone decides), last written `ageMs` ago. */
+/** A record as `initiate` writes it, with a sender's window of 0 (its age alone decides). */
 function record(referenceId: string, state: PaymentState): PaymentRecord {
   return {
     referenceId,
@@ -55,6 +55,7 @@ function record(referenceId: string, state: PaymentState): PaymentRecord {
     currency: 'ZMW',
     phoneNumber: '260*******56',
     fingerprint: 'v1:abc',
+    sendWindowMs: 0,
   } as PaymentRecord;
 }
 

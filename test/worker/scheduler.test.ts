@@ -84,8 +84,9 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
         currency: 'ZMW',
         phoneNumber: '260*******56',
         fingerprint: 'x',
-        // As initiate writes it: the window in which its push can still reach the service (3 × 30 s + 2 × 8 s).
-        ...(state === 'initiating' ? { sendWindowMs: 106_000 } : {}),
+        // As initiate writes it: the window in which its push can still reach the service (3 × 30 s + 2 × 8 s);
+        // 0 for the others: their age alone decides (a record without a window never becomes not-sent by age).
+        sendWindowMs: state === 'initiating' ? 106_000 : 0,
       });
       clock.offsetMs = 0;
     }
