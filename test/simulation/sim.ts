@@ -27,7 +27,7 @@ import { createOnce } from '../../src/core/idempotent-create.js';
 import { LevelLogger } from '../../src/core/logger.js';
 import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, isRetryable } from '../../src/core/retry.js';
 import type { CallSettings, Transport } from '../../src/core/transport.js';
-import type { PaymentJournal, PaymentRecord } from '../../src/journal/journal.js';
+import { type PaymentJournal, type PaymentRecord, withDecidableAt } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
 import { RecordWatch } from '../../src/journal/record-watch.js';
 import { advance, settleNotFound } from '../../src/journal/state-machine.js';
@@ -38,7 +38,7 @@ import { seededRandom } from '../helpers/seeded-random.js';
  * with the old single measure of a record's age (the journal's clock; no watch of its own, see `watchOf`):
  * - `unconditional`: the store ignores `expectedVersion` (every write lands, as the old `update` did);
  * - `reader-clock`: the journal's `now()` is the reading process's own (skewed) clock;
- * - `no-window`: records lose `sendWindowMs` (the old rule: 404 and 10 s of grace prove nothing was sent);
+ * - `no-window`: records lose `sendWindowMs`, read as 0 (the old rule: 404 and 10 s of grace prove nothing was sent);
  * - `case-1`: the issue's case 1 (a till killed 1 s into a push the service takes 15 s to commit, `recover()` with
  *   default options on restart, the sale started over on `not-sent`) under the `no-window` rule;
  * - `case-1-new`: the same scenario under the new rules (must find nothing);
@@ -627,10 +627,10 @@ function mutantJournal(inner: MemoryJournal, mutant: Mutant | undefined): Paymen
     return { ...delegate(inner), now: async () => new Date(Date.now()).toISOString() };
   }
   if (mutant === 'no-window' || mutant === 'case-1') {
+    // The old rule read a missing window as 0 (a record without one is now judged by the longest possible).
     const strip = (record: PaymentRecord | undefined): PaymentRecord | undefined => {
       if (record === undefined) return record;
-      const { sendWindowMs: _window, ...rest } = record;
-      return rest as PaymentRecord;
+      return withDecidableAt({ ...record, sendWindowMs: 0 });
     };
     return {
       insert: async (record) => strip(await inner.insert(record)),
