@@ -4,13 +4,12 @@
  *
  * @module
  */
-
 import { maskNumbersInText } from '../core/mobile-number-grammar.js';
-import type { PaymentEvent, PaymentRecord, PaymentState } from '../index.js';
-import type { Command } from './main.js';
+import { isOpenPaymentState, type PaymentEvent, type PaymentRecord, type PaymentState } from '../index.js';
+import type { Command } from './command.js';
 import { closeJournal, Failure, openJournal, parse, printable, referenceArgument, UsageError, wholeNumber } from './shared.js';
 
-const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--limit <n>] [--journal <url>]
+const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--contradictions] [--limit <n>] [--journal <url>]
        tap-collections-sdk journal show <referenceId> [--journal <url>]
 
 list   the payments of the journal, oldest first: created, reference, state, amount, phone (masked), last status
@@ -25,6 +24,7 @@ Exit codes: 0 done, 1 failed (no such payment, journal unreadable), 2 bad usage.
 Options:
   --journal <url>   sqlite:<file> or postgres://user:password@host/database
   --state <state>   only payments in this state (repeatable)
+  --contradictions  only closed payments the service contradicted (kept in their state, marked: a person must look)
   --limit <n>       at most this many payments
   -h, --help        show this help
 `;
@@ -55,8 +55,8 @@ function amount(record: PaymentRecord): string {
   return printable(`${typeof record.amount === 'number' ? record.amount.toFixed(2) : record.amount} ${record.currency}`);
 }
 
-function listLines(records: readonly PaymentRecord[]): string {
-  if (records.length === 0) return 'No payments.\n';
+function listLines(records: readonly PaymentRecord[], contradictions = false): string {
+  if (records.length === 0) return contradictions ? 'No contradicted payments.\n' : 'No payments.\n';
   const rows = records.map((record) => [
     cell(time(record.createdAt).slice(0, 19)),
     cell(record.referenceId),
@@ -64,8 +64,9 @@ function listLines(records: readonly PaymentRecord[]): string {
     amount(record),
     cell(phone(record.phoneNumber)),
     cell(record.statusText),
+    ...(contradictions ? [cell(record.contradiction?.statusText)] : []),
   ]);
-  const header = ['CREATED (UTC)', 'REFERENCE', 'STATE', 'AMOUNT', 'PHONE', 'LAST STATUS'];
+  const header = ['CREATED (UTC)', 'REFERENCE', 'STATE', 'AMOUNT', 'PHONE', 'LAST STATUS', ...(contradictions ? ['SERVICE SAYS'] : [])];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: readonly string[]) =>
     `${row
@@ -92,6 +93,12 @@ export function showLines(record: PaymentRecord, history: readonly PaymentEvent[
   text += field('reason', record.reason);
   if (record.error !== undefined)
     text += field('error', [record.error.name, record.error.status, record.error.code].filter((part) => part !== undefined).join(' '));
+  const { contradiction } = record;
+  if (contradiction !== undefined) {
+    const request = contradiction.requestId === undefined ? '' : `, request ${printable(contradiction.requestId)}`;
+    const answered = `the service answered ${quoted(contradiction.statusText)} at ${printable(time(contradiction.at))}`;
+    text += `  ${'CONTRADICTED'.padEnd(17)} ${answered}${request}, by ${printable(contradiction.by)}\n`;
+  }
   if (history === undefined) return `${text}\nHistory: this journal keeps no history (only the current state is shown).\n`;
   if (history.length === 0) return `${text}\nHistory: no changes recorded.\n`;
   text += '\nHistory (oldest first, UTC):\n';
@@ -110,18 +117,31 @@ export function showLines(record: PaymentRecord, history: readonly PaymentEvent[
 }
 
 async function list(args: readonly string[]) {
-  const { values } = parse(args, { journal: { type: 'string' }, state: { type: 'string', multiple: true }, limit: { type: 'string' } }, 0);
+  const { values } = parse(
+    args,
+    {
+      journal: { type: 'string' },
+      state: { type: 'string', multiple: true },
+      limit: { type: 'string' },
+      contradictions: { type: 'boolean' },
+    },
+    0,
+  );
+  const contradictions = values.contradictions === true;
   const states = values.state ?? [];
   for (const state of states)
     if (!STATES.includes(state as PaymentState)) throw new UsageError(`--state must be one of ${STATES.join(', ')}, got '${state}'`);
   const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, 'limit', 0, 1);
   const opened = await openJournal(values.journal);
   try {
-    const records = await opened.list({
-      ...(states.length === 0 ? {} : { states: states as PaymentState[] }),
-      ...(limit === undefined ? {} : { limit }),
-    });
-    process.stdout.write(listLines(records));
+    // Only a final record carries a contradiction; the limit counts the records shown.
+    const wanted = states.length === 0 ? undefined : (states as PaymentState[]);
+    const records = contradictions
+      ? (await opened.list({ states: (wanted ?? STATES).filter((state) => !isOpenPaymentState(state)) }))
+          .filter((record) => record.contradiction !== undefined)
+          .slice(0, limit)
+      : await opened.list({ ...(wanted === undefined ? {} : { states: wanted }), ...(limit === undefined ? {} : { limit }) });
+    process.stdout.write(listLines(records, contradictions));
   } finally {
     await closeJournal(opened);
   }

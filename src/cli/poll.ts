@@ -5,9 +5,8 @@
  *
  * @module
  */
-
 import type { Instrumentation } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { clientFromEnvironment, clock, parse, printable, referenceArgument, wholeNumber } from './shared.js';
 import { statusLines } from './status.js';
 

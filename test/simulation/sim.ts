@@ -27,16 +27,18 @@ import { createOnce } from '../../src/core/idempotent-create.js';
 import { LevelLogger } from '../../src/core/logger.js';
 import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, isRetryable } from '../../src/core/retry.js';
 import type { CallSettings, Transport } from '../../src/core/transport.js';
-import type { PaymentJournal, PaymentRecord } from '../../src/journal/journal.js';
+import { type PaymentJournal, type PaymentRecord, withDecidableAt } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
+import { RecordWatch } from '../../src/journal/record-watch.js';
 import { advance, settleNotFound } from '../../src/journal/state-machine.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 
 /**
- * The old rules, expressed as broken inputs to the unchanged production code (plus the issue's case 1):
+ * The old rules, expressed as broken inputs to the unchanged production code (plus the issue's case 1), each
+ * with the old single measure of a record's age (the journal's clock; no watch of its own, see `watchOf`):
  * - `unconditional`: the store ignores `expectedVersion` (every write lands, as the old `update` did);
  * - `reader-clock`: the journal's `now()` is the reading process's own (skewed) clock;
- * - `no-window`: records lose `sendWindowMs` (the old rule: 404 and 10 s of grace prove nothing was sent);
+ * - `no-window`: records lose `sendWindowMs`, read as 0 (the old rule: 404 and 10 s of grace prove nothing was sent);
  * - `case-1`: the issue's case 1 (a till killed 1 s into a push the service takes 15 s to commit, `recover()` with
  *   default options on restart, the sale started over on `not-sent`) under the `no-window` rule;
  * - `case-1-new`: the same scenario under the new rules (must find nothing);
@@ -593,6 +595,21 @@ function delegate(inner: MemoryJournal): PaymentJournal {
   };
 }
 
+/**
+ * The old rules measured a record's age by the journal's clock alone: a mutant of them watches nothing itself (every
+ * record counts as watched for ever), so the holes it describes are not covered by the process's own watch.
+ */
+class JournalClockOnly extends RecordWatch {
+  override watched(): number {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** The process's own watch of open records, as the mutant's rules have it. */
+function watchOf(mutant: Mutant | undefined): RecordWatch {
+  return mutant === undefined || mutant === 'case-1-new' || mutant === 'beyond-model' ? new RecordWatch() : new JournalClockOnly();
+}
+
 /** The store the mutant describes, around the real one. */
 function mutantJournal(inner: MemoryJournal, mutant: Mutant | undefined): PaymentJournal {
   if (mutant === 'unconditional') {
@@ -610,10 +627,10 @@ function mutantJournal(inner: MemoryJournal, mutant: Mutant | undefined): Paymen
     return { ...delegate(inner), now: async () => new Date(Date.now()).toISOString() };
   }
   if (mutant === 'no-window' || mutant === 'case-1') {
+    // The old rule read a missing window as 0 (a record without one is now judged by the longest possible).
     const strip = (record: PaymentRecord | undefined): PaymentRecord | undefined => {
       if (record === undefined) return record;
-      const { sendWindowMs: _window, ...rest } = record;
-      return rest as PaymentRecord;
+      return withDecidableAt({ ...record, sendWindowMs: 0 });
     };
     return {
       insert: async (record) => strip(await inner.insert(record)),
@@ -752,7 +769,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     }
   };
 
-  const binding = (proc: Proc) => new JournalBinding(stepJournal(sim, proc, journal), OFF_LOGGER, STATUS_WORDS);
+  const binding = (proc: Proc) => new JournalBinding(stepJournal(sim, proc, journal), OFF_LOGGER, STATUS_WORDS, watchOf(mutant));
   const grace = () => (case1 ? undefined : pick(random, [undefined, undefined, 0, 30_000]));
 
   const payment = (sale: Sale, referenceId: string) => ({
@@ -937,6 +954,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       sim.spawn(`worker${w}`, offset(), T0 + random() * MINUTE, async (p) => {
         const client = new SimClient(sim, service, p, { timeoutMs: 10_000, maxRetries: 0 }, random);
         const j = stepJournal(sim, p, journal);
+        // This process's own watch of the records it leases (the second measure of their age).
+        const watch = watchOf(mutant);
         const by = `worker:${w}`;
         for (let round = 0; round < 12; round++) {
           const leased = await j.lease({ owner: by, leaseMs: 60_000, limit: 8 });
@@ -948,6 +967,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
               if (error instanceof NotFoundError && (record.state === 'initiating' || record.state === 'unknown')) {
                 await settleNotFound(
                   j,
+                  watch,
                   record.referenceId,
                   workerGrace,
                   async () => {
@@ -998,6 +1018,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const previousNow = Date.now;
   const descriptor = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
   Date.now = () => sim.now + (sim.current?.offset ?? 0);
+  // The monotonic clock: simulated true time, no offset (no wall-clock step moves it).
+  const previousPerformanceNow = Object.getOwnPropertyDescriptor(performance, 'now');
+  Object.defineProperty(performance, 'now', { value: () => sim.now - T0, configurable: true, writable: true });
   Object.defineProperty(globalThis, 'crypto', {
     value: { subtle: syncSubtle, getRandomValues: (a: Uint8Array) => a },
     configurable: true,
@@ -1017,7 +1040,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       finalAt,
       async (p) => {
         const client = new SimClient(sim, service, p, { timeoutMs: 30_000, maxRetries: 2 }, random);
-        await recoverOnce(client, binding(p), undefined);
+        const b = binding(p);
+        await recoverOnce(client, b, undefined);
+        // A process that starts must itself watch an open record for its window and grace before a verdict: the
+        // restart flow recovers again once that has passed.
+        await sim.sleep(p, 20 * MINUTE, 'final recover waits out its own watch');
+        await recoverOnce(client, b, undefined);
       },
       false,
     );
@@ -1055,6 +1083,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     }
   } finally {
     Date.now = previousNow;
+    if (previousPerformanceNow === undefined) delete (performance as { now?: unknown }).now;
+    else Object.defineProperty(performance, 'now', previousPerformanceNow);
     if (descriptor !== undefined) Object.defineProperty(globalThis, 'crypto', descriptor);
   }
   return {
