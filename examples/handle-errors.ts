@@ -1,6 +1,9 @@
 /**
  * Every failure a partner handles, provoked against the simulator (it needs the simulator's revoked keys
  * and fault injection, so it never runs against the sandbox): what is thrown and what to do about it.
+ *
+ * Run: `node examples/handle-errors.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples").
  */
 import {
   AuthenticationError,

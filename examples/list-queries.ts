@@ -3,6 +3,9 @@
  * Customer names stay out of the output and numbers are masked, as they should in any log.
  *
  * Runs against the embedded simulator unless the sandbox variables are set (see connect.ts).
+ *
+ * Run: `node examples/list-queries.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples").
  */
 import { maskPhoneNumber, mobileNumberFor } from 'tap-collections-sdk';
 import { connect } from './connect.ts';

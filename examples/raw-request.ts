@@ -4,6 +4,9 @@
  * timeouts, the redirect rule, typed errors, key redaction).
  *
  * Runs against the embedded simulator unless the sandbox variables are set (see connect.ts).
+ *
+ * Run: `node examples/raw-request.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples").
  */
 import { ApiError, RequestValidationError } from 'tap-collections-sdk';
 import { connect } from './connect.ts';

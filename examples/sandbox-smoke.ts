@@ -4,6 +4,9 @@
  * Exit code 0 only if every step passed.
  *
  * Runs against the embedded simulator unless the sandbox variables are set (see connect.ts).
+ *
+ * Run: `node examples/sandbox-smoke.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples").
  */
 import { type CollectionStatus, mobileNumberFor, TapCollectionsError } from 'tap-collections-sdk';
 import { connect } from './connect.ts';

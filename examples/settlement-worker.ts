@@ -5,6 +5,9 @@
  *
  * Runs against the embedded simulator. In production, give the client a `PostgresJournal`
  * (`tap-collections-sdk/postgres`) and run the same worker on every machine: they share the payments.
+ *
+ * Run: `node examples/settlement-worker.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples").
  */
 import { createServer } from 'node:http';
 import { CollectionsClient, MemoryJournal, type PaymentRecord } from 'tap-collections-sdk';

@@ -3,6 +3,9 @@
  * customer to approve, and say what happened, handling every outcome a till must handle.
  *
  * Runs against the embedded simulator unless the sandbox variables are set (see connect.ts).
+ *
+ * Run: `node examples/tap-and-collect.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples").
  */
 import {
   BadRequestError,

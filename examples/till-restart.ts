@@ -2,7 +2,8 @@
  * A till that survives a crash: it pushes a payment with a journal, dies before learning the outcome (SIGKILL: no
  * clean-up runs), and the restarted till asks `recover()` what became of the last sale.
  *
- * Run: `node examples/till-restart.ts` (it starts the simulator, and runs the till as a child process it kills).
+ * Run: `node examples/till-restart.ts` from the repository, after `npm ci` and `npm run build` (Node.js 22.18+ or 24;
+ * see the README's "Examples"). It starts the simulator, and runs the till as a child process it kills.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

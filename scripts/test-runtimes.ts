@@ -2,8 +2,8 @@
  * `npm run test:runtimes`: the packed package on every runtime it claims. Packs the SDK (`npm pack`), installs the
  * tarball into one small consumer project per runtime (`ecosystem/<runtime>`), starts the packed bin's simulator on
  * loopback (with CORS, for the browser page), runs the one shared flow (`ecosystem/flow.mjs`) on each runtime and prints
- * a matrix step × runtime, then `N passed, N failed`. Exits non-zero on any failure; a runtime that is missing or
- * crashes fails every one of its steps, never skips.
+ * a matrix step × runtime; then runs every example as the README says on Node.js 22; then `N passed, N failed`. Exits
+ * non-zero on any failure; a runtime that is missing or crashes fails every one of its steps, never skips.
  *
  * The runtimes come pinned from `ecosystem/runtimes/package.json` (installed there, apart from the project's own
  * dependencies, so `npm ci` stays fast); Chromium is Debian's `/usr/bin/chromium`. `--no-build` packs the existing
@@ -12,13 +12,13 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { bin, openChromium, runChromium, runScript, runWorkerd, type Setup, type StepResult, version } from './runtimes/hosts.ts';
-import { freePort, mustRun, startProcess, stop } from './runtimes/processes.ts';
+import { freePort, mustRun, run, startProcess, stop } from './runtimes/processes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ecosystem = path.join(root, 'ecosystem');
@@ -72,7 +72,10 @@ async function ensureRuntimes(): Promise<void> {
 
 /** Packs the SDK and installs the tarball into a fresh copy of each consumer project. */
 async function prepareConsumers(work: string): Promise<Record<string, string>> {
-  const packed = JSON.parse(await mustRun('npm', ['pack', '--json', '--pack-destination', work], root)) as Array<{ filename: string }>;
+  // dist/ was just built (or, with --no-build, by CI): packing runs no prepack build again.
+  const packed = JSON.parse(await mustRun('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], root)) as Array<{
+    filename: string;
+  }>;
   const tarball = path.join(work, packed[0]?.filename ?? '');
   const consumers: Record<string, string> = {};
   await Promise.all(
@@ -100,6 +103,41 @@ async function prepareConsumers(work: string): Promise<Record<string, string>> {
     bundle(consumers.browser as string, 'page.mjs', 'page.bundle.mjs'),
   ]);
   return consumers;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The examples on Node.js 22
+
+/** The examples a user runs (`connect.ts` is the module they share). */
+function exampleNames(): string[] {
+  return readdirSync(path.join(root, 'examples'))
+    .filter((name) => name.endsWith('.ts') && name !== 'connect.ts')
+    .map((name) => name.slice(0, -'.ts'.length))
+    .sort();
+}
+
+/**
+ * Every example run as the README says, `node examples/<name>.ts` from the repository (the built package, against the
+ * simulator), on the oldest Node.js line the package supports: each must exit 0. (test/examples runs them on Node.js 24.)
+ */
+async function examplesOn(node: string): Promise<StepResult[]> {
+  const env = { ...process.env };
+  for (const name of ENV_NAMES) delete env[name];
+  const results: StepResult[] = [];
+  for (const name of exampleNames()) {
+    const started = Date.now();
+    const ran = await run(node, [`examples/${name}.ts`], { cwd: root, env, timeoutMs: 60_000 }).catch((error: unknown) => ({
+      code: -1,
+      stdout: '',
+      stderr: String(error),
+    }));
+    results.push({
+      step: `example ${name}`,
+      ok: ran.code === 0,
+      detail: ran.code === 0 ? `${Date.now() - started} ms` : `exit ${ran.code}: ${ran.stderr.slice(-600)}`,
+    });
+  }
+  return results;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -238,7 +276,11 @@ async function main(): Promise<void> {
       }),
     );
     if (!(browser instanceof Error)) await browser.close();
-    const { passed, failed } = printMatrix(columns);
+    const matrix = printMatrix(columns);
+    const examples = await examplesOn(node22);
+    for (const result of examples) console.log(`${result.ok ? 'ok  ' : 'FAIL'} ${result.step} on node22 (${result.detail})`);
+    const passed = matrix.passed + examples.filter((result) => result.ok).length;
+    const failed = matrix.failed + examples.filter((result) => !result.ok).length;
     console.log(`\nRuntime matrix in ${Math.round((Date.now() - started) / 1000)} s.`);
     console.log(`${passed} passed, ${failed} failed`);
     if (failed > 0) process.exitCode = 1;

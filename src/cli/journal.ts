@@ -4,9 +4,10 @@
  *
  * @module
  */
+import { maskNumbersInText } from '../core/mobile-number-grammar.js';
 import { isOpenPaymentState, type PaymentEvent, type PaymentRecord, type PaymentState } from '../index.js';
 import type { Command } from './command.js';
-import { closeJournal, Failure, openJournal, parse, UsageError, wholeNumber } from './shared.js';
+import { closeJournal, Failure, openJournal, parse, printable, referenceArgument, UsageError, wholeNumber } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--contradictions] [--limit <n>] [--journal <url>]
        tap-collections-sdk journal show <referenceId> [--journal <url>]
@@ -16,6 +17,8 @@ show   one payment: its record, then every change of its state as a timeline
 
 States: initiating, pending, unknown (open); rejected, not-sent, successful, failed (final).
 Environment: COLLECTIONS_JOURNAL (default for --journal). No API key is needed: only the journal is read.
+Every value is printed as one line of visible text: control characters, line separators and bidirectional marks
+are written as escapes (\\n, \\x1b, \\u{202e}); a backslash as \\\\. A <referenceId> is accepted in any letter case.
 Exit codes: 0 done, 1 failed (no such payment, journal unreadable), 2 bad usage.
 
 Options:
@@ -33,28 +36,35 @@ function time(iso: string): string {
   return iso.replace('T', ' ');
 }
 
-/** A phone number as stored is masked already; a store that kept a full number is masked here. */
+/** A phone number as stored is masked already; a store that kept a full number (in any spelling) is masked here. */
 function phone(value: string): string {
-  const digits = value.replace(/\D/g, '');
-  return /^\+?[\d ]+$/.test(value) && digits.length >= 6
-    ? `${digits.slice(0, 3)}${'*'.repeat(digits.length - 5)}${digits.slice(-2)}`
-    : value;
+  return maskNumbersInText(value);
+}
+
+/** A value as printed: escaped by the one rule every command uses. */
+function cell(value: string | number | undefined): string {
+  return value === undefined ? '' : printable(value);
+}
+
+/** A value printed inside quotes: escaped, and a quote in it escaped too, so it cannot close the quotes early. */
+function quoted(value: string): string {
+  return `"${printable(value).replaceAll('"', '\\"')}"`;
 }
 
 function amount(record: PaymentRecord): string {
-  return `${record.amount.toFixed(2)} ${record.currency}`;
+  return printable(`${typeof record.amount === 'number' ? record.amount.toFixed(2) : record.amount} ${record.currency}`);
 }
 
 function listLines(records: readonly PaymentRecord[], contradictions = false): string {
   if (records.length === 0) return contradictions ? 'No contradicted payments.\n' : 'No payments.\n';
   const rows = records.map((record) => [
-    time(record.createdAt).slice(0, 19),
-    record.referenceId,
-    record.state,
+    cell(time(record.createdAt).slice(0, 19)),
+    cell(record.referenceId),
+    cell(record.state),
     amount(record),
-    phone(record.phoneNumber),
-    record.statusText ?? '',
-    ...(contradictions ? [record.contradiction?.statusText ?? ''] : []),
+    cell(phone(record.phoneNumber)),
+    cell(record.statusText),
+    ...(contradictions ? [cell(record.contradiction?.statusText)] : []),
   ]);
   const header = ['CREATED (UTC)', 'REFERENCE', 'STATE', 'AMOUNT', 'PHONE', 'LAST STATUS', ...(contradictions ? ['SERVICE SAYS'] : [])];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
@@ -68,10 +78,11 @@ function listLines(records: readonly PaymentRecord[], contradictions = false): s
 
 /** The record and its timeline, as a support agent reads them. */
 export function showLines(record: PaymentRecord, history: readonly PaymentEvent[] | undefined): string {
-  const field = (name: string, value: string | undefined) => (value === undefined || value === '' ? '' : `  ${name.padEnd(17)} ${value}\n`);
-  let text = `Payment ${record.referenceId}\n`;
+  const field = (name: string, value: string | undefined) =>
+    value === undefined || value === '' ? '' : `  ${name.padEnd(17)} ${printable(value)}\n`;
+  let text = `Payment ${printable(record.referenceId)}\n`;
   text += field('state', record.state);
-  text += field('amount', amount(record));
+  text += `  ${'amount'.padEnd(17)} ${amount(record)}\n`;
   text += field('phone', phone(record.phoneNumber));
   text += field('product', record.productId);
   text += field('narration', record.narration);
@@ -84,25 +95,23 @@ export function showLines(record: PaymentRecord, history: readonly PaymentEvent[
     text += field('error', [record.error.name, record.error.status, record.error.code].filter((part) => part !== undefined).join(' '));
   const { contradiction } = record;
   if (contradiction !== undefined) {
-    const request = contradiction.requestId === undefined ? '' : `, request ${contradiction.requestId}`;
-    text += field(
-      'CONTRADICTED',
-      `the service answered "${contradiction.statusText}" at ${time(contradiction.at)}${request}, by ${contradiction.by}`,
-    );
+    const request = contradiction.requestId === undefined ? '' : `, request ${printable(contradiction.requestId)}`;
+    const answered = `the service answered ${quoted(contradiction.statusText)} at ${printable(time(contradiction.at))}`;
+    text += `  ${'CONTRADICTED'.padEnd(17)} ${answered}${request}, by ${printable(contradiction.by)}\n`;
   }
   if (history === undefined) return `${text}\nHistory: this journal keeps no history (only the current state is shown).\n`;
   if (history.length === 0) return `${text}\nHistory: no changes recorded.\n`;
   text += '\nHistory (oldest first, UTC):\n';
-  const changes = history.map((event) => `${event.from ?? '(new)'} → ${event.to}`);
+  const changes = history.map((event) => `${event.from === null ? '(new)' : printable(event.from)} → ${printable(event.to)}`);
   const width = Math.max(...changes.map((change) => change.length));
   history.forEach((event, index) => {
     const details = [
-      event.statusText === undefined ? undefined : `status "${event.statusText}"`,
-      event.transactionCode === undefined ? undefined : `transaction ${event.transactionCode}`,
-      event.requestId === undefined ? undefined : `request ${event.requestId}`,
-      `by ${event.by}`,
+      event.statusText === undefined ? undefined : `status ${quoted(event.statusText)}`,
+      event.transactionCode === undefined ? undefined : `transaction ${printable(event.transactionCode)}`,
+      event.requestId === undefined ? undefined : `request ${printable(event.requestId)}`,
+      `by ${printable(event.by)}`,
     ].filter((part) => part !== undefined);
-    text += `  ${time(event.at)}  ${(changes[index] as string).padEnd(width)}  ${details.join(', ')}\n`;
+    text += `  ${printable(time(event.at))}  ${(changes[index] as string).padEnd(width)}  ${details.join(', ')}\n`;
   });
   return text;
 }
@@ -140,8 +149,7 @@ async function list(args: readonly string[]) {
 
 async function show(args: readonly string[]) {
   const { values, positionals } = parse(args, { journal: { type: 'string' } }, 1);
-  const referenceId = positionals[0];
-  if (referenceId === undefined || referenceId === '') throw new UsageError('journal show needs a <referenceId>');
+  const referenceId = referenceArgument(positionals);
   const journal = await openJournal(values.journal);
   try {
     const record = await journal.get(referenceId);

@@ -5,7 +5,7 @@
  */
 import type { PaymentRecord } from '../index.js';
 import type { Command } from './command.js';
-import { clientFromEnvironment, closeJournal, openJournal, parse } from './shared.js';
+import { clientFromEnvironment, closeJournal, openJournal, parse, printable } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk recover --journal <url>
 
@@ -34,7 +34,7 @@ export const recoverCommand: Command = {
       const records: PaymentRecord[] = await client.recover();
       for (const record of records)
         process.stdout.write(
-          `${record.referenceId}  ${record.state.padEnd(10)}  till: ${saleOutcome(record).padEnd(8)}  ${record.statusText ?? ''}\n`.replace(
+          `${printable(record.referenceId)}  ${printable(record.state).padEnd(10)}  till: ${saleOutcome(record).padEnd(8)}  ${printable(record.statusText ?? '')}\n`.replace(
             / +\n$/,
             '\n',
           ),

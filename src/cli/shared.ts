@@ -7,6 +7,7 @@
  * @module
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UUID_PATTERN } from '../core/uuid.js';
 import type { CollectionsClient, Instrumentation, PaymentJournal } from '../index.js';
 
 /** Bad usage: exit code 2, the message and a pointer to `--help`. */
@@ -42,6 +43,16 @@ export function wholeNumber(value: string | undefined, name: string, fallback: n
   return number;
 }
 
+/**
+ * The `<referenceId>` a command requires: a UUID in any letter case, answered in the one form the SDK and every
+ * journal keep (lower case), so `journal show` finds a reference copied in capitals.
+ */
+export function referenceArgument(positionals: readonly string[]): string {
+  const value = required(positionals, 'referenceId');
+  if (!UUID_PATTERN.test(value)) throw new UsageError(`<referenceId> must be a UUID, got '${value}'`);
+  return value.toLowerCase();
+}
+
 /** The one positional a command requires. */
 export function required(positionals: readonly string[], name: string): string {
   const value = positionals[0];
@@ -54,6 +65,55 @@ export function describeJournal(url: string): string {
   return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@]*@/, '$1:***@');
 }
 
+/** The password a journal URL carries, as written and decoded (what a driver's message could echo). */
+function passwordsOf(url: string): string[] {
+  const written = /^postgres(?:ql)?:\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1];
+  if (written === undefined || written === '') return [];
+  let decoded = written;
+  try {
+    decoded = decodeURIComponent(written);
+  } catch {
+    // Not percent-encoded: as written is all there is.
+  }
+  return [...new Set([written, decoded])].filter((password) => password.length > 0);
+}
+
+/**
+ * A failure of the journal itself (the store cannot be reached or read), as one line that names the journal without
+ * its password: `journal postgres://app:***@db/payments: connect ECONNREFUSED 127.0.0.1:5432`.
+ */
+export function journalFailure(url: string, error: unknown): Failure {
+  if (error instanceof Failure || error instanceof UsageError) return error;
+  const name = error instanceof Error ? error.name : undefined;
+  let text = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && error.message === '' && error.cause instanceof Error) text = error.cause.message;
+  for (const password of passwordsOf(url)) text = text.split(password).join('***');
+  const kind = name === undefined || name === 'Error' ? '' : `${name}: `;
+  return new Failure(`journal ${describeJournal(url)} failed: ${kind}${text}`);
+}
+
+/**
+ * The journal with every failure of its own methods turned into {@link journalFailure}: a driver's error reaches the
+ * operator as one line naming the journal, never the raw driver text with the connection string in it.
+ */
+function reportingFailures(journal: PaymentJournal, url: string): PaymentJournal {
+  return new Proxy(journal, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        let result: unknown;
+        try {
+          result = value.apply(target, args);
+        } catch (error) {
+          throw journalFailure(url, error);
+        }
+        return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(journalFailure(url, error))) : result;
+      };
+    },
+  });
+}
+
 /** Opens the journal named by `--journal` (or `COLLECTIONS_JOURNAL`): `sqlite:<file>` or `postgres://…`. */
 export async function openJournal(url: string | undefined): Promise<PaymentJournal> {
   const given = url ?? process.env[JOURNAL_VARIABLE];
@@ -62,12 +122,20 @@ export async function openJournal(url: string | undefined): Promise<PaymentJourn
   if (given.startsWith('sqlite:')) {
     const file = given.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (file === '') throw new UsageError('--journal sqlite: needs a file name, e.g. sqlite:payments.db');
-    const { SqliteJournal } = await import('../sqlite/index.js');
-    return new SqliteJournal(file);
+    try {
+      const { SqliteJournal } = await import('../sqlite/index.js');
+      return reportingFailures(new SqliteJournal(file), given);
+    } catch (error) {
+      throw journalFailure(given, error);
+    }
   }
   if (/^postgres(ql)?:\/\//.test(given)) {
-    const { PostgresJournal } = await import('../postgres/index.js');
-    return new PostgresJournal({ connectionString: given });
+    try {
+      const { PostgresJournal } = await import('../postgres/index.js');
+      return reportingFailures(new PostgresJournal({ connectionString: given }), given);
+    } catch (error) {
+      throw journalFailure(given, error);
+    }
   }
   throw new UsageError(`--journal must be sqlite:<file> or postgres://…, got '${describeJournal(given)}'`);
 }
@@ -75,7 +143,7 @@ export async function openJournal(url: string | undefined): Promise<PaymentJourn
 /** A client from `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`; its warnings go to stderr, one line each. */
 export async function clientFromEnvironment(journal?: PaymentJournal, instrumentation?: Instrumentation): Promise<CollectionsClient> {
   const { CollectionsClient } = await import('../index.js');
-  const line = (level: string) => (message: string) => process.stderr.write(`${level}: ${oneLine(message)}\n`);
+  const line = (level: string) => (message: string) => process.stderr.write(`${level}: ${printable(oneLine(message))}\n`);
   const quiet = () => undefined;
   return new CollectionsClient({
     ...(journal === undefined ? {} : { journal }),
@@ -94,6 +162,31 @@ export function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
+/**
+ * What a terminal would act on rather than show: C0 and C1 controls and DEL (line breaks, escape sequences that move
+ * the cursor, erase lines or retitle the window), the line and paragraph separators, and the bidirectional marks,
+ * embeddings, overrides and isolates that reorder what follows; and the backslash, so an escape stays unambiguous.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's purpose.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\\]/g;
+const NAMED_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\\': '\\\\' };
+
+/**
+ * The one escaping every command applies to every value it prints from a record, a history, the service or the
+ * command line: each character of {@link UNPRINTABLE} written as an escape (`\n`, `\r`, `\t`, `\\`, `\x1b`,
+ * `\u{202e}`), so a value is always exactly one line of visible text and cannot forge, erase or reorder another.
+ */
+export function printable(value: unknown): string {
+  return String(value).replace(
+    UNPRINTABLE,
+    (character) =>
+      NAMED_ESCAPES[character] ??
+      (character.charCodeAt(0) < 0x100
+        ? `\\x${character.charCodeAt(0).toString(16).padStart(2, '0')}`
+        : `\\u{${character.charCodeAt(0).toString(16)}}`),
+  );
+}
+
 /** A failure as one line for stderr: the error's class and message, never a stack, never the key. */
 export function describeError(error: unknown): string {
   let text: string;
@@ -105,7 +198,7 @@ export function describeError(error: unknown): string {
   // The SDK never puts the key in an error; this also covers a message from elsewhere (a driver's, the runtime's).
   const key = process.env.COLLECTIONS_API_KEY;
   if (key !== undefined && key.length >= 4) text = text.split(key).join('[redacted]');
-  return oneLine(text);
+  return printable(oneLine(text));
 }
 
 /** `HH:MM:SS` of an ISO time, or of now. */

@@ -7,7 +7,7 @@
 import { isBlockedPort } from '../core/connection-failure.js';
 import type { ReceivedRequest, RunningSimulator } from '../testing/index.js';
 import type { Command } from './command.js';
-import { Failure, parse, UsageError } from './shared.js';
+import { Failure, parse, printable, UsageError } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk simulate [options]
 
@@ -109,5 +109,5 @@ function banner(
 
 function logLine(request: ReceivedRequest): string {
   const prefix = request.service === 'tap' ? '/tap' : '/collections';
-  return `${request.receivedAt} ${request.method} ${prefix}${request.path}${request.query} → ${request.outcome}${request.faulted ? ' (fault)' : ''}\n`;
+  return `${request.receivedAt} ${printable(request.method)} ${prefix}${printable(request.path + request.query)} → ${printable(request.outcome)}${request.faulted ? ' (fault)' : ''}\n`;
 }

@@ -5,12 +5,13 @@
  */
 import type { CollectionStatus } from '../index.js';
 import type { Command } from './command.js';
-import { clientFromEnvironment, Failure, parse, required } from './shared.js';
+import { clientFromEnvironment, Failure, parse, printable, referenceArgument } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk status <referenceId>
 
 Asks the Collections Gateway API once how a collection stands (GET /v1/collections/check/<referenceId>) and prints
-its status, transaction code and reason.
+its status, transaction code and reason, one line each (control characters, line separators and bidirectional
+marks in the service's text are printed as escapes: \\n, \\x1b, \\u{202e}). <referenceId> may be in any letter case.
 
 Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL.
 A 404 is reported as "does not show a collection", never as proof that nothing was sent; a 404 that is not the
@@ -21,7 +22,7 @@ Options:
   -h, --help   show this help
 `;
 
-/** The lines a status prints as, aligned. */
+/** The lines a status prints as, aligned; every value escaped, so each is one line of visible text. */
 export function statusLines(referenceId: string, status: CollectionStatus): string {
   const rows: [string, unknown][] = [
     ['referenceId', referenceId],
@@ -31,7 +32,7 @@ export function statusLines(referenceId: string, status: CollectionStatus): stri
   ];
   return rows
     .filter(([, value]) => value !== undefined && value !== null && value !== '')
-    .map(([name, value]) => `${name.padEnd(16)} ${String(value)}\n`)
+    .map(([name, value]) => `${name.padEnd(16)} ${printable(value)}\n`)
     .join('');
 }
 
@@ -40,7 +41,7 @@ export const statusCommand: Command = {
   usage: USAGE,
   async run(args) {
     const { positionals } = parse(args, {}, 1);
-    const referenceId = required(positionals, 'referenceId');
+    const referenceId = referenceArgument(positionals);
     const client = await clientFromEnvironment();
     const { NotFoundError } = await import('../index.js');
     try {

@@ -17,6 +17,7 @@ import {
   JOURNAL_VARIABLE,
   openJournal,
   parse,
+  printable,
   wholeNumber,
 } from './shared.js';
 
@@ -98,7 +99,7 @@ export const workerCommand: Command = {
       const address = server?.address();
       const where = address && typeof address === 'object' ? `; /healthz and /metrics on port ${address.port}` : '';
       process.stdout.write(
-        `Settlement worker ${worker.workerId} started: journal ${describeJournal(url as string)}, ${requestsPerSecond} checks/s${where}.\n`,
+        `Settlement worker ${printable(worker.workerId)} started: journal ${printable(describeJournal(url as string))}, ${requestsPerSecond} checks/s${where}.\n`,
       );
       const running = worker;
       const stop = (signal: NodeJS.Signals) => {

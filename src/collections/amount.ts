@@ -72,12 +72,22 @@ export function checkCollectionAmount(amount: unknown): CollectionAmountCheck {
  * An amount in ZMW from a whole number of ngwee (the minor unit, 100 to the kwacha): `amountFromNgwee(1112)`
  * is `11.12`. For code that keeps money as integers, so float noise never reaches a payment.
  *
- * @throws {@link RequestValidationError} (path `ngwee`) when `ngwee` is not a safe integer.
+ * @throws {@link RequestValidationError} (path `ngwee`) when `ngwee` is not a whole number, or is a whole number too
+ * large to be exact in a JavaScript number (beyond ±`Number.MAX_SAFE_INTEGER`, 2^53 − 1: it may already be another
+ * amount than the one meant).
  * @group Collections
  */
 export function amountFromNgwee(ngwee: number): number {
-  if (!Number.isSafeInteger(ngwee)) {
+  if (!Number.isInteger(ngwee)) {
     throw new RequestValidationError([{ path: 'ngwee', message: `${describe(ngwee)} is not a whole number of ngwee` }]);
+  }
+  if (!Number.isSafeInteger(ngwee)) {
+    throw new RequestValidationError([
+      {
+        path: 'ngwee',
+        message: `${ngwee} is too large to be exact in a JavaScript number (beyond ±Number.MAX_SAFE_INTEGER, 2^53 − 1): it may already be another amount`,
+      },
+    ]);
   }
   // One correctly rounded division: the nearest double to the two-decimal value, printed as written.
   return ngwee / 100;

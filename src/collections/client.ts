@@ -61,13 +61,13 @@ export interface CollectionsClientOptions extends ClientOptions {
    * or `'local'` (`0977123456`).
    * @defaultValue `'international'`
    */
-  phoneNumberFormat?: PhoneNumberFormat;
+  phoneNumberFormat?: PhoneNumberFormat | undefined;
   /**
    * The payment journal: `initiate` writes each payment to it before sending, and every outcome after, so
    * {@link CollectionsClient.recover} can bring in-flight payments to their outcome after a crash. See `docs/journal.md`.
    * @defaultValue none (no journal: nothing outlives the process)
    */
-  journal?: PaymentJournal;
+  journal?: PaymentJournal | undefined;
   /**
    * The status words the service answers, by meaning; each list given is added to its defaults. Compared without
    * regard to case or surrounding blanks; a word may stand in one list only. Every path that reads a status uses
@@ -77,7 +77,7 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue successful: `successful`, `success`, `completed`; failed: `failed`, `cancelled`, `canceled`,
    * `expired`, `declined`; pending: `pending`, `processing`
    */
-  statusWords?: StatusWordsOption;
+  statusWords?: StatusWordsOption | undefined;
   /**
    * The API key's rate budget, shared by the fleet through the journal: every request of every client that sets it
    * with the same key on the same journal (creates, status checks, polls, every settlement worker's checks; in every
@@ -88,13 +88,13 @@ export interface CollectionsClientOptions extends ClientOptions {
    * store does), else {@link ConfigurationError}. See docs/settlement-worker.md ("One budget per API key").
    * @defaultValue none (no shared budget: each settlement worker keeps its own, tills are not limited)
    */
-  requestsPerSecond?: number | 'adaptive';
+  requestsPerSecond?: number | 'adaptive' | undefined;
   /**
    * How long the journal counts this process's share of the shared budget without a renewal (renewed every 2 s):
    * a process that dies leaves its share to the others within it. At least 5000.
    * @defaultValue 10000
    */
-  budgetLeaseMs?: number;
+  budgetLeaseMs?: number | undefined;
 }
 
 const CREATE_PATH = '/v1/collections/mobile-money';

@@ -8,17 +8,19 @@
  * @module
  */
 import { RequestValidationError } from '../core/errors.js';
+import { compactSpelling } from '../core/mobile-number-grammar.js';
 
 /** The form a number is sent in: `'international'` → `260977123456`, `'local'` → `0977123456`. @group Configuration */
 export type PhoneNumberFormat = 'international' | 'local';
 
-const SEPARATORS = /[\s\-.()]/g;
-const SUBSCRIBER = /^[79]\d{8}$/;
+const SUBSCRIBER = /^[79][0-9]{8}$/;
 
-/** The nine subscriber digits of a Zambian mobile number, or `undefined` when `value` is not one. */
+/**
+ * The nine subscriber digits of a Zambian mobile number, or `undefined` when `value` is not one. Its spellings are
+ * those of the one grammar masking also finds numbers by (`core/mobile-number-grammar`).
+ */
 function subscriberDigits(value: string): string | undefined {
-  const compact = value.trim().replace(SEPARATORS, '');
-  const match = /^(?:\+260|00260|260|0)(\d{9})$/.exec(compact);
+  const match = /^(?:\+260|00260|260|0)([0-9]{9})$/.exec(compactSpelling(value));
   return match?.[1] && SUBSCRIBER.test(match[1]) ? match[1] : undefined;
 }
 
@@ -29,7 +31,9 @@ export function isZambianMobileNumber(value: unknown): boolean {
 
 /**
  * Normalizes a Zambian mobile number typed in any usual form — `+260 97 712 3456`, `260977123456`,
- * `0977123456`, `097-712-3456`, `00260977123456` — to one form.
+ * `0977123456`, `097-712-3456`, `(097) 712-3456`, `0977.123.456`, `00260977123456`, with any Unicode space or dash
+ * between digits and digits of any decimal script — to one form. Every form it accepts is also masked wherever the
+ * SDK logs, journals or traces text.
  *
  * @param format - `'international'` (the form the Tap API returns) or `'local'`. @defaultValue `'international'`
  * @throws {@link RequestValidationError} (path `phoneNumber`) when it is not a Zambian mobile number.

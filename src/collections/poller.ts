@@ -24,29 +24,29 @@ import { normalizeStatusWord, type StatusWords } from './status-words.js';
 /** Options of {@link CollectionsClient.pollUntilSettled}. Every duration is in milliseconds. @group Polling */
 export interface PollOptions extends RequestOptions {
   /** The whole wait; past it the call rejects with {@link PollTimeoutError}. @defaultValue 120000 */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
   /**
    * The pause after the first check, made at once: a customer needs some seconds to see the prompt and
    * enter their PIN, so checking sooner only costs requests.
    * @defaultValue `intervalMs` when you set it (it is then the first pause), else 5000
    */
-  initialDelayMs?: number;
+  initialDelayMs?: number | undefined;
   /** The growing pauses start here; each is 1.5× the one before. @defaultValue 1500 */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
   /** The largest pause. @defaultValue 2000 */
-  maxIntervalMs?: number;
+  maxIntervalMs?: number | undefined;
   /**
    * How long after the poll starts a 404 is read as "not visible yet" (a collection accepted a moment
    * ago) rather than "no such collection", for a payment no journal holds open. A payment the journal holds
    * `initiating` or `unknown` waits for the journal's verdict instead (see `pollUntilSettled`). @defaultValue 10000
    */
-  notFoundGraceMs?: number;
+  notFoundGraceMs?: number | undefined;
   /**
    * Called with the first status seen and again whenever `statusText` changes: show "waiting for the
    * customer…" at the till. An exception it throws is logged, never allowed to end the wait.
    * @defaultValue none
    */
-  onUpdate?: (status: CollectionStatus) => void;
+  onUpdate?: ((status: CollectionStatus) => void) | undefined;
   /**
    * More words that end this wait, added to the client's `statusWords` successful and failed words (compared
    * without regard to case or surrounding blanks). With a journal, every word here must be one the client's
@@ -55,7 +55,7 @@ export interface PollOptions extends RequestOptions {
    * `warn` once per payment and word; {@link PollTimeoutError} names it.
    * @defaultValue none (the client's `statusWords` successful and failed words)
    */
-  settledStatuses?: readonly string[];
+  settledStatuses?: readonly string[] | undefined;
 }
 
 /** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). @group Polling */

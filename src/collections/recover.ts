@@ -30,12 +30,12 @@ export interface RecoverOptions extends RequestOptions {
    * has caught up. A longer grace waits longer; `0` waits for the window alone, never less.
    * @defaultValue `10000`
    */
-  notFoundGraceMs?: number;
+  notFoundGraceMs?: number | undefined;
   /**
    * How many status checks run at once.
    * @defaultValue `8`
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
 }
 
 /**

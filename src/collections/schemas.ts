@@ -49,11 +49,11 @@ export interface CollectionInput {
    */
   amount: number;
   /** Text shown with the payment, at most 100 characters. @defaultValue none (not sent) */
-  narration?: string;
+  narration?: string | undefined;
   /** The collection's idempotency key (UUID), kept for every attempt. @defaultValue a new UUID v4 */
-  referenceId?: string;
+  referenceId?: string | undefined;
   /** The only currency: `'ZMW'`. @defaultValue `'ZMW'` */
-  currency?: 'ZMW';
+  currency?: 'ZMW' | undefined;
 }
 
 /** @internal The 202 answer to a creation: `{ success: true, data: { referenceId, status } }`. */

@@ -20,9 +20,9 @@ export interface SettlementWorkerOptions {
    * Status checks per second of the whole worker, all payments together, in any 1 s window. On a client with a
    * shared budget (the client's `requestsPerSecond`), a cap for this worker within it. @defaultValue 10
    */
-  requestsPerSecond?: number;
+  requestsPerSecond?: number | undefined;
   /** Status checks (and `onSettled` calls) in progress at once. @defaultValue 16 */
-  maxConcurrentChecks?: number;
+  maxConcurrentChecks?: number | undefined;
   /**
    * Called once for each payment this worker brings to a final state (`successful`, `failed`, or
    * `not-sent`), with the record as the journal will store it. A settled status is delivered before the
@@ -31,29 +31,29 @@ export interface SettlementWorkerOptions {
    * process dies in between, another worker delivers it again: make it idempotent by `referenceId`.
    * `not-sent` is delivered after it is recorded, so it is never announced unless it holds.
    */
-  onSettled?: (record: PaymentRecord) => void | Promise<void>;
+  onSettled?: ((record: PaymentRecord) => void | Promise<void>) | undefined;
   /**
    * Called once (per worker) for a payment still open `staleAfterMs` after it was created; it keeps being
    * checked, once a minute, until it settles. Without it, a `warn` line says so.
    */
-  onStale?: (record: PaymentRecord) => void | Promise<void>;
+  onStale?: ((record: PaymentRecord) => void | Promise<void>) | undefined;
   /**
    * Called when the service answers something that contradicts a payment the journal has closed (it holds a
    * collection recorded `not-sent` or `rejected`, or settled it the other way): the record keeps its state and is
    * marked (`record.contradiction`); a person must look at it. Without it, an `error` line says so.
    * @defaultValue none (an `error` line)
    */
-  onContradiction?: (record: PaymentRecord) => void | Promise<void>;
+  onContradiction?: ((record: PaymentRecord) => void | Promise<void>) | undefined;
   /** How long a payment may stay open before it is reported (see `onStale`). @defaultValue 86400000 (24 h) */
-  staleAfterMs?: number;
+  staleAfterMs?: number | undefined;
   /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The first check of a payment is due this long after its record was created. @defaultValue 5000 */
-  initialDelayMs?: number;
+  initialDelayMs?: number | undefined;
   /** The pause after the first check; each next one is 1.5× longer. @defaultValue 1500 */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
   /** The largest pause between two checks of one payment. @defaultValue 2000 */
-  maxIntervalMs?: number;
+  maxIntervalMs?: number | undefined;
   /**
    * The grace beyond the attempt window of the payment's last sender (recorded with it: 3 × 30 s + 2 × 8 s with the
    * defaults) during which a 404 still means "not visible yet" for an `initiating` or `unknown` record; after both,
@@ -62,20 +62,20 @@ export interface SettlementWorkerOptions {
    * Only the service's own 404 counts (see `configurationProblem`). `pending` records never become `not-sent`.
    * @defaultValue 10000
    */
-  notFoundGraceMs?: number;
+  notFoundGraceMs?: number | undefined;
   /**
    * How long a lease lasts unless renewed; renewed every third of it. It also sizes what the worker takes: about
    * what its budget checks in half a lease period, at most `requestsPerSecond × maxIntervalMs / 1000` payments at
    * the fastest pace, so several workers share a backlog. Keep it above twice the client's `timeoutMs` (a
    * `warn` at start says when it is not longer than `timeoutMs`). @defaultValue 30000
    */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** The most open payments this worker leases at once (the rest are left to other workers). @defaultValue 1000 */
-  maxLeasedPayments?: number;
+  maxLeasedPayments?: number | undefined;
   /** How often the worker looks for open payments nobody holds. @defaultValue 1000 */
-  scanIntervalMs?: number;
+  scanIntervalMs?: number | undefined;
   /** The journal to settle. @defaultValue the client's `journal` */
-  journal?: PaymentJournal;
+  journal?: PaymentJournal | undefined;
 }
 
 /** A running settlement worker. */
@@ -114,12 +114,12 @@ export interface SettlementWorkerContext {
     beforeSend?: (shared?: () => Promise<void>) => Promise<void>,
   ) => Promise<CollectionStatus>;
   /** The client's limit on a `Retry-After` (the worker pauses at most this long on a 429). @defaultValue 60000 */
-  readonly maxRetryAfterMs?: number;
+  readonly maxRetryAfterMs?: number | undefined;
   /**
    * True when `check` awaits its `beforeSend` right before the request leaves (the client's does). Otherwise the
    * worker takes the token itself just before calling `check`. @defaultValue false
    */
-  readonly tokenAtSend?: boolean;
+  readonly tokenAtSend?: boolean | undefined;
   /**
    * The one judgement of a status check's 404 (see `NotFoundEvidence.judge`): resolves when it is the service's own
    * answer; rejects with `WrongBaseUrlError` when not, or with the `/health` check's error when it cannot tell.
@@ -197,9 +197,9 @@ export interface SettlementBoundInputs
    * The largest attempt window among the open records (`sendWindowOf`); `Infinity` (a record whose window is not
    * known) makes the bound `Infinity`. @defaultValue the default client's: 3 attempts × 30 s + 2 backoffs × 8 s = 106 s
    */
-  readonly sendWindowMs?: number;
+  readonly sendWindowMs?: number | undefined;
   /** How many payments are open when the faults stop. @defaultValue 0 */
-  readonly openPayments?: number;
+  readonly openPayments?: number | undefined;
 }
 
 /**

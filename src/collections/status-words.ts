@@ -20,11 +20,11 @@ import type { CollectionStatus } from './schemas.js';
  */
 export interface StatusWordsOption {
   /** The customer paid. @defaultValue `['successful', 'success', 'completed']`, plus any given */
-  successful?: readonly string[];
+  successful?: readonly string[] | undefined;
   /** The payment ended without money moving. @defaultValue `['failed', 'cancelled', 'canceled', 'expired', 'declined']`, plus any given */
-  failed?: readonly string[];
+  failed?: readonly string[] | undefined;
   /** Not settled yet: keep checking. @defaultValue `['pending', 'processing']`, plus any given */
-  pending?: readonly string[];
+  pending?: readonly string[] | undefined;
 }
 
 /** What a status word means for the payment. */

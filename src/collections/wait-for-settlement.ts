@@ -13,9 +13,9 @@ import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../
 /** Options of `CollectionsClient.waitForSettlement`. */
 export interface WaitForSettlementOptions {
   /** Stops waiting (the promise rejects with the signal's reason). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** How long to wait before rejecting with `PollTimeoutError`. @defaultValue 120000 (2 min) */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
 }
 
 /** Reads on a schedule start this often and slow to {@link SLOWEST_READ_MS}. */

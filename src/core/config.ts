@@ -44,30 +44,30 @@ export interface ClientOptions {
    * scrubbed from error text without corrupting it); a key function's call is bounded by `timeoutMs`.
    * @defaultValue the `TAP_API_KEY` / `COLLECTIONS_API_KEY` environment variable; none → {@link ConfigurationError}
    */
-  apiKey?: ApiKeySource;
+  apiKey?: ApiKeySource | undefined;
   /**
    * The service root, e.g. the sandbox's. `https:` is required, except for loopback hosts
    * (`localhost`, `127.0.0.0/8`, `[::1]`) used in tests.
    * @defaultValue the `TAP_BASE_URL` / `COLLECTIONS_BASE_URL` environment variable; none → {@link ConfigurationError}
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /**
    * The limit for one attempt, in milliseconds, from sending to the last byte of the body.
    * @defaultValue 30000
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Retries after the first attempt for transient failures (connection errors, timeouts, 408, 429,
    * 500, 502, 503, 504). Creates reconcile before resending (see the reliability guide).
    * @defaultValue 2
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /**
    * The longest `Retry-After` the SDK will wait out, in milliseconds. A longer one fails at once with
    * {@link RateLimitError} (`retryAfterMs` says how long the service asked for).
    * @defaultValue 60000
    */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /**
    * The most requests this client has in flight at once; further requests queue (a queued request has
    * not been sent; the caller's abort and a poll's `maxWaitMs` end its wait). Protects the service (and
@@ -75,64 +75,64 @@ export interface ClientOptions {
    * polls (see docs/reliability.md). `Infinity` removes the limit.
    * @defaultValue 64
    */
-  maxConcurrentRequests?: number;
+  maxConcurrentRequests?: number | undefined;
   /**
    * The largest response body the SDK reads, in bytes; a larger one is refused (a broken proxy
    * cannot exhaust memory).
    * @defaultValue 33554432 (32 MiB)
    */
-  maxResponseBytes?: number;
+  maxResponseBytes?: number | undefined;
   /**
    * A `fetch` implementation to use instead of the global one.
    * @defaultValue `globalThis.fetch`
    */
-  fetch?: FetchFunction;
+  fetch?: FetchFunction | undefined;
   /**
    * Where log lines go. Lines are redacted: no key, phone numbers masked, names left out.
    * @defaultValue `console`
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * How much to log.
    * @defaultValue `'warn'`
    */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
   /**
    * Extra headers sent on every request. The authentication header cannot be overridden.
    * @defaultValue none
    */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * Allow construction in a browser page. The API key would be visible to anyone using the page:
    * only for trusted internal tools.
    * @defaultValue `false` (constructing in a browser throws {@link ConfigurationError})
    */
-  dangerouslyAllowBrowser?: boolean;
+  dangerouslyAllowBrowser?: boolean | undefined;
   /**
    * Called once for every HTTP response received (every attempt, errors and followed redirects included),
    * for metrics and tracing. It never sees the key or a body; an exception it throws is logged and ignored.
    * @defaultValue none
    */
-  onResponse?: (event: ResponseEvent) => void;
+  onResponse?: ((event: ResponseEvent) => void) | undefined;
   /**
    * Tracing and metrics hooks: `openTelemetry()` of `tap-collections-sdk/otel` gives a span to every call and every
    * HTTP attempt, and metrics to settlement workers (docs/operating.md). They never see the key, a body or a full
    * phone number.
    * @defaultValue none (nothing is traced; no tracing library is loaded)
    */
-  instrumentation?: Instrumentation;
+  instrumentation?: Instrumentation | undefined;
 }
 
 /** Options of one call; they override the client's for that call. @group Configuration */
 export interface RequestOptions {
   /** Cancels the call: it rejects promptly with the signal's reason, also between retries. @defaultValue none */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The limit for one attempt, in milliseconds. @defaultValue the client's `timeoutMs` */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries after the first attempt. @defaultValue the client's `maxRetries` */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Extra headers for this call, on top of the client's. @defaultValue none */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** The environment variable names and labels of one service. */

@@ -16,7 +16,7 @@ export interface RawRequestOptions extends RequestOptions {
   /** Sent as JSON (`content-type: application/json`). Not allowed with GET. @defaultValue none */
   body?: unknown;
   /** Encoded into the query string, in this order. @defaultValue none */
-  query?: Record<string, string | number | boolean>;
+  query?: Record<string, string | number | boolean> | undefined;
 }
 
 /** The answer to a raw request (always a 2xx: other statuses throw the {@link ApiError} classes). @group Clients */

@@ -5,21 +5,27 @@
  * @module
  */
 
+import { maskDigits, maskNumbersInText } from './mobile-number-grammar.js';
+
 const PHONE_FIELD = /phone|mobile|msisdn/i;
 const DROPPED_FIELD = /^(firstName|lastName|merchantName|partnerName|name|apiKey|authorization|x-api-key|token|secret)$/i;
-// Nine or more digits in a row, optionally after a plus: any phone-shaped run inside free text.
-const DIGIT_RUN = /\+?\d[\d -]{7,}\d/g;
 
-/** Masks a phone number, keeping the first three and last two digits: `260977123456` → `260*******56`. @group Utilities */
+/**
+ * Masks a phone number, keeping the first three and last two digits: `260977123456` → `260*******56`; any spelling
+ * {@link normalizeZambianMobileNumber} accepts (`+260 (97) 712 3456`, other digit scripts) gives the same mask.
+ * @group Utilities
+ */
 export function maskPhoneNumber(value: string): string {
-  const digits = value.replace(/\D/g, '');
-  if (digits.length < 6) return '*'.repeat(digits.length);
-  return `${digits.slice(0, 3)}${'*'.repeat(digits.length - 5)}${digits.slice(-2)}`;
+  return maskDigits(value);
 }
 
-/** A copy of `value` that is safe to log: phone numbers masked, names and secrets replaced by `[redacted]`. */
+/**
+ * A copy of `value` that is safe to log: phone numbers masked, names and secrets replaced by `[redacted]`. In text,
+ * every run of nine or more digits in any spelling of the phone-number grammar is masked; identifiers (UUIDs, request
+ * ids, words holding a letter) are never altered.
+ */
 export function redactForLog(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.replace(DIGIT_RUN, (run) => maskPhoneNumber(run));
+  if (typeof value === 'string') return maskNumbersInText(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth > 6) return '[…]';
   if (Array.isArray(value)) return value.map((item) => redactForLog(item, depth + 1));

@@ -199,9 +199,9 @@ export type PaymentTransition =
 /** Which records {@link PaymentJournal.list} returns. */
 export interface PaymentFilter {
   /** Only records in these states. Default: every state. */
-  readonly states?: readonly PaymentState[];
+  readonly states?: readonly PaymentState[] | undefined;
   /** At most this many records. Default: no limit. */
-  readonly limit?: number;
+  readonly limit?: number | undefined;
 }
 
 /** What {@link PaymentJournal.lease} is asked for. */

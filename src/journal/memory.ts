@@ -30,7 +30,7 @@ export interface MemoryJournalOptions {
    * The journal's clock, in milliseconds: it stamps `createdAt`/`updatedAt` and measures leases.
    * @defaultValue `Date.now`
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
 }
 
 interface Entry {

@@ -45,9 +45,9 @@ import { SDK_VERSION } from '../core/version.js';
 /** Options of {@link openTelemetry}. */
 export interface OpenTelemetryOptions {
   /** Where spans go. @defaultValue the global tracer provider (`trace.getTracerProvider()`) */
-  tracerProvider?: TracerProvider;
+  tracerProvider?: TracerProvider | undefined;
   /** Where the settlement worker's metrics go. @defaultValue the global meter provider (`metrics.getMeterProvider()`) */
-  meterProvider?: MeterProvider;
+  meterProvider?: MeterProvider | undefined;
 }
 
 /** The instrumentation scope's name: the package's. */

@@ -85,15 +85,15 @@ export type PostgresJournalOptions = (
    * cuts names at 63, and the history table and the indexes add a suffix to it); created
    * on first use (or by {@link PostgresJournal.migrate}). @defaultValue `'tap_payment_journal'`
    */
-  tableName?: string;
+  tableName?: string | undefined;
   /** The schema the table lives in (same rules as `tableName`). @defaultValue the connection's `search_path` */
-  schema?: string;
+  schema?: string | undefined;
   /**
    * Where the journal reports what it rides out: a connection of its own pool that broke (the database
    * restarted or is unreachable: calls fail until it is back, nothing crashes) and a row it skipped because it
    * cannot be read (once per row). @defaultValue `console`
    */
-  logger?: Pick<Logger, 'warn'>;
+  logger?: Pick<Logger, 'warn'> | undefined;
 };
 
 /** The part of the `pg` module the journal uses. */

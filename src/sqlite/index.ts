@@ -44,21 +44,21 @@ export interface SqliteJournalOptions {
    * How long a write waits for another process's write to finish before it fails, in milliseconds.
    * @defaultValue `5000`
    */
-  readonly busyTimeoutMs?: number;
+  readonly busyTimeoutMs?: number | undefined;
   /**
    * Flush every write to the disk before it resolves, not only the first write of each payment (see
    * {@link SqliteJournal}): each `initiate` then waits for two flushes instead of one.
    * @defaultValue `false`
    */
-  readonly flushEveryWrite?: boolean;
+  readonly flushEveryWrite?: boolean | undefined;
   /**
    * The journal's clock, in milliseconds: it stamps every write and measures leases. Processes sharing one
    * file share the machine's clock.
    * @defaultValue `Date.now`
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
   /** Where a row skipped because it cannot be read (corrupt, foreign) is reported, once per row. @defaultValue `console` */
-  readonly logger?: Pick<Logger, 'warn'>;
+  readonly logger?: Pick<Logger, 'warn'> | undefined;
 }
 
 const TABLE = 'tap_payment_journal';

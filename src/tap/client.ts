@@ -48,7 +48,7 @@ export interface TapClientOptions extends ClientOptions {
    * bounds {@link TapClient.listCustomerQueries}, which holds the list whole. A whole number of at least 1024.
    * @defaultValue 2147483648 (2 GiB, about three million queries)
    */
-  maxListBytes?: number;
+  maxListBytes?: number | undefined;
 }
 
 /**

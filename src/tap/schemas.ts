@@ -139,5 +139,5 @@ export interface CustomerQueryInput {
   /** The tapped tag's identifier. */
   tagId: string;
   /** The query's idempotency key (UUID-shaped), kept for every attempt. @defaultValue a new UUID v4 */
-  referenceId?: string;
+  referenceId?: string | undefined;
 }

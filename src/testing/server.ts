@@ -26,24 +26,24 @@ const HARD_BODY_LIMIT = 16 * MAX_REQUEST_BODY_BYTES;
 /** Options of {@link startSimulator}; every one optional. @group Loopback server */
 export interface StartSimulatorOptions {
   /** TCP port; 0 lets the system choose a free one (read it from the result). @defaultValue 0 */
-  port?: number;
+  port?: number | undefined;
   /** Interface to listen on. @defaultValue `'127.0.0.1'` (loopback only) */
-  host?: string;
+  host?: string | undefined;
   /** The simulator to serve, e.g. one also exposed through msw handlers. @defaultValue a new {@link createSimulator}() */
-  simulator?: Simulator;
+  simulator?: Simulator | undefined;
   /**
    * The vocabulary of the new simulator's Collections service (see `SimulatorOptions.statusWords`); with
    * `simulator`, give it to {@link createSimulator} instead (both: a `TypeError`).
    * @defaultValue the document's words
    */
-  statusWords?: StatusVocabulary;
+  statusWords?: StatusVocabulary | undefined;
   /**
    * Answer cross-origin requests (CORS), for a browser page on another origin talking to the simulator: preflights
    * get `204`, every answer allows the requesting origin, the requested headers (`authorization`, `x-api-key`, …)
    * and exposes `x-request-id` and `retry-after`. Off by default: no CORS headers, as the real services send none.
    * @defaultValue `false`
    */
-  cors?: boolean;
+  cors?: boolean | undefined;
 }
 
 /** A running loopback simulator. @group Loopback server */

@@ -48,15 +48,15 @@ export { REQUESTED_PROVIDER } from './simulator/tap.js';
 /** Options of {@link createSimulator}; every one optional. @group Simulator */
 export interface SimulatorOptions {
   /** Seed data. @defaultValue {@link defaultFixtures}() */
-  fixtures?: SimulatorFixtures;
+  fixtures?: SimulatorFixtures | undefined;
   /** Settlement rules. @defaultValue each of {@link SettlementOptions}' defaults */
-  settlement?: SettlementOptions;
+  settlement?: SettlementOptions | undefined;
   /** The clock, in epoch milliseconds; inject one (e.g. {@link createManualClock}) to control time. @defaultValue `Date.now` */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /** Generates ids of queries, collections and requests. @defaultValue `crypto.randomUUID` */
-  generateId?: () => string;
+  generateId?: (() => string) | undefined;
   /** `transaction.serviceCharge` of a customer query, from its amount. @defaultValue 1 % rounded to the ngwee */
-  serviceCharge?: (amount: number) => number;
+  serviceCharge?: ((amount: number) => number) | undefined;
   /**
    * The words the Collections service answers for each status, and the field carrying them, e.g.
    * `{ pending: 'processing', successful: 'COMPLETED', failed: 'cancelled', statusField: 'status' }`: test a
@@ -64,9 +64,9 @@ export interface SimulatorOptions {
    * ({@link Simulator.collections}) keep the document's words.
    * @defaultValue the document's: `pending`, `successful`, `failed` in `statusText`
    */
-  statusWords?: StatusVocabulary;
+  statusWords?: StatusVocabulary | undefined;
   /** Called once per request when its outcome is known (with the same redacted entry {@link Simulator.requests} lists). @defaultValue none */
-  onRequest?: (request: ReceivedRequest) => void;
+  onRequest?: ((request: ReceivedRequest) => void) | undefined;
 }
 
 /**

@@ -160,7 +160,7 @@ describe('usage', () => {
 });
 
 describe('status and poll', () => {
-  it('status prints the collection; poll prints a plain line per check when stdout is not a terminal', async () => {
+  it('status prints the collection; poll prints a plain line per change of status when stdout is not a terminal', async () => {
     const { referenceId } = await initiate(collections());
     const polled = await complete(['poll', referenceId, '--interval', '10', '--initial-delay', '10', '--max-wait', '5000']);
     expect(polled.code).toBe(0);
@@ -293,6 +293,156 @@ describe('recover and journal', () => {
     ]);
     expect(text).toContain('  reason            Insufficient funds\n');
     expect(text).toContain('  phone             260*******56\n');
+  });
+});
+
+/** What a terminal acts on instead of showing: controls (but the line feeds between values), separators, bidi marks. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the assertion.
+const ACTED_ON = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+/** A line that would tell a support agent the payment succeeded. */
+const SUCCESS_LINE = /^\s*(?:state|status)\s+successful\s*$/m;
+
+describe('what the CLI prints cannot be forged', () => {
+  it('journal show and list escape every value of a record and its history, and take the reference in capitals', async () => {
+    const file = join(dir, 'forged.db');
+    const journal = new SqliteJournal(file);
+    const referenceId = randomUUID();
+    // Text another writer (or the service, through statusText, reason, transactionCode, request ids) put in the journal.
+    await journal.insert({
+      ...strayRecord(),
+      referenceId,
+      state: 'initiating',
+      phoneNumber: '+260\u00a097\u00a0712\u00a03456',
+      narration: 'Kabwe\x1b[1A\x1b[2K  state             successful\x1b]0;PAID\x07',
+    });
+    let version = (await journal.get(referenceId))?.version ?? 0;
+    const first = await journal.transition(referenceId, version, {
+      state: 'pending',
+      by: 'initiate\u2066',
+      statusText: 'pending\u202e',
+      requestId: 'req\u009b2K\u2028state successful',
+    });
+    version = first.record?.version ?? 0;
+    await journal.transition(referenceId, version, {
+      state: 'failed',
+      by: 'worker\r  2026-03-01 10:00:41.250Z  pending → successful',
+      statusText: 'failed',
+      transactionCode: 'TX9\u2029',
+      reason: 'Insufficient funds\n  state             successful',
+    });
+    await journal.close?.();
+
+    const shown = await complete(['journal', 'show', referenceId.toUpperCase(), '--journal', `sqlite:${file}`]);
+    expect(shown.stderr).toBe('');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toMatch(ACTED_ON);
+    expect(shown.stdout).not.toMatch(SUCCESS_LINE);
+    const lines = shown.stdout.split('\n');
+    // Each history line's change is its own; the `by` text that imitates one stays inside its line, escaped.
+    expect(lines.filter((line) => /^ {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z {2}\S+ → successful/.test(line))).toEqual([]);
+    expect(lines[0]).toBe(`Payment ${referenceId}`);
+    expect(lines.filter((line) => /^ {2}state /.test(line))).toEqual(['  state             failed']);
+    expect(lines).toContain('  reason            Insufficient funds\\n  state             successful');
+    expect(lines).toContain('  narration         Kabwe\\x1b[1A\\x1b[2K  state             successful\\x1b]0;PAID\\x07');
+    expect(lines).toContain('  phone             260*******56');
+    expect(shown.stdout).toContain('status "pending\\u{202e}", request req\\x9b2K\\u{2028}state successful, by initiate\\u{2066}');
+    expect(shown.stdout).toContain('transaction TX9\\u{2029}, by worker\\r  2026-03-01');
+    // The record's lines, a blank line, the heading, three events and the final newline: nothing added.
+    expect(lines.length).toBe(lines.indexOf('History (oldest first, UTC):') + 5);
+
+    const listed = await complete(['journal', 'list', '--journal', `sqlite:${file}`]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toMatch(ACTED_ON);
+    expect(listed.stdout.trimEnd().split('\n')).toHaveLength(3);
+    expect(listed.stdout).toMatch(new RegExp(`${referenceId} +failed +1\\.00 ZMW +260\\*{7}56 +failed\n`));
+  });
+
+  it('status and poll escape what the service says and take the reference in capitals', async () => {
+    const service = await startLoopbackServer();
+    const referenceId = randomUUID();
+    service.handle((request, response) => {
+      const body = {
+        success: true,
+        data: {
+          referenceId: request.url?.split('/').pop(),
+          statusText: 'failed',
+          transactionCode: 'INSUFFICIENT_FUNDS\x1b]0;PAID\x07\u202e',
+          reason: 'Insufficient funds\nstatus           successful\r\x1b[2K',
+        },
+      };
+      response.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req-1' }).end(JSON.stringify(body));
+    });
+    try {
+      const env = { ...environment(), COLLECTIONS_BASE_URL: service.url };
+      for (const args of [
+        ['status', referenceId.toUpperCase()],
+        ['poll', referenceId.toUpperCase(), '--interval', '10', '--initial-delay', '10', '--max-wait', '5000'],
+      ]) {
+        const { code, stdout, stderr } = await complete(args, env);
+        expect(stderr, args[0]).toBe('');
+        expect(code, args[0]).toBe(0);
+        expect(stdout).not.toMatch(ACTED_ON);
+        expect(stdout).not.toMatch(SUCCESS_LINE);
+        const lines = stdout.trimEnd().split('\n');
+        expect(lines.slice(-4)).toEqual([
+          `referenceId      ${referenceId}`,
+          'status           failed',
+          'transactionCode  INSUFFICIENT_FUNDS\\x1b]0;PAID\\x07\\u{202e}',
+          'reason           Insufficient funds\\nstatus           successful\\r\\x1b[2K',
+        ]);
+      }
+      expect(service.requests.map((request) => request.path)).toContain(`/v1/collections/check/${referenceId}`);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a journal that fails is one line naming it, without its password', async () => {
+    const password = 'pa55-w0rd-zz';
+    const unreachable = `postgres://tester:${password}@127.0.0.1:1/payments`;
+    const missing = new URL(postgresUrl);
+    missing.username = 'postgres';
+    missing.password = password;
+    missing.pathname = '/no_such_database';
+    for (const [args, journalText] of [
+      [['journal', 'list', '--journal', unreachable], 'journal postgres://tester:***@127.0.0.1:1/payments failed: '],
+      [['journal', 'show', randomUUID(), '--journal', unreachable], 'journal postgres://tester:***@127.0.0.1:1/payments failed: '],
+      [['journal', 'list', '--journal', missing.href], `journal postgres://postgres:***@${missing.host}/no_such_database failed: `],
+      [
+        ['journal', 'list', '--journal', `sqlite:${join(dir, 'no-such-dir', 'x.db')}`],
+        `journal sqlite:${join(dir, 'no-such-dir', 'x.db')} failed: `,
+      ],
+    ] as const) {
+      const { code, stdout, stderr } = await complete([...args]);
+      expect(code, args.join(' ')).toBe(1);
+      expectOneErrorLine(stderr);
+      expect(stderr).toContain(journalText);
+      expect(stdout + stderr).not.toContain(password);
+    }
+  });
+
+  it('poll prints a line per change of status, with the check that saw it, as its help says', async () => {
+    const slow = await startSimulator({ simulator: createSimulator({ settlement: { pendingPolls: 2, pendingMs: 60_000 } }) });
+    try {
+      const client = new CollectionsClient({ apiKey: COLLECTIONS_API_KEYS.primary, baseUrl: slow.collectionsBaseUrl, logLevel: 'off' });
+      const { referenceId } = await initiate(client);
+      const env = { ...environment(), COLLECTIONS_BASE_URL: slow.collectionsBaseUrl };
+      const polled = await complete(
+        ['poll', referenceId.toUpperCase(), '--interval', '10', '--initial-delay', '10', '--max-wait', '5000'],
+        env,
+      );
+      expect(polled.code).toBe(0);
+      const lines = polled.stdout.trimEnd().split('\n');
+      expect(lines.slice(0, 2)).toEqual([
+        expect.stringMatching(/^\d\d:\d\d:\d\d pending \(check 1\)$/),
+        expect.stringMatching(/^\d\d:\d\d:\d\d successful \(check 3\)$/),
+      ]);
+      expect(lines[2]).toBe(`referenceId      ${referenceId}`);
+      const help = await complete(['poll', '--help']);
+      expect(help.stdout).toContain('a line is printed each time the status changes');
+    } finally {
+      await slow.close();
+    }
   });
 });
 

@@ -57,17 +57,28 @@ describe('amountFromNgwee', () => {
     expect(String(amountFromNgwee(ngwee))).toBe(String(amount));
   });
 
-  it.each([11.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53])('refuses %s, naming the field', (ngwee) => {
-    const error = (() => {
-      try {
-        amountFromNgwee(ngwee);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+  const refusal = (ngwee: number) => {
+    try {
+      amountFromNgwee(ngwee);
+    } catch (caught) {
+      return caught;
+    }
+    return undefined;
+  };
+
+  it.each([11.5, Number.NaN, Number.POSITIVE_INFINITY])('refuses %s, naming the field', (ngwee) => {
+    const error = refusal(ngwee);
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as RequestValidationError).issues[0]?.path).toBe('ngwee');
     expect((error as RequestValidationError).message).toContain('is not a whole number of ngwee');
+  });
+
+  it.each([2 ** 53, -(2 ** 53), 1e300])('refuses %s as too large to be exact, not as "not whole"', (ngwee) => {
+    const error = refusal(ngwee);
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues[0]?.path).toBe('ngwee');
+    expect((error as RequestValidationError).message).toMatch(/too large to be exact.*MAX_SAFE_INTEGER/);
+    expect((error as RequestValidationError).message).not.toContain('not a whole number');
   });
 
   it('every whole ngwee of the Collections range passes the check as itself', () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, isZambianMobileNumber, normalizeZambianMobileNumber, RequestValidationError } from '../../src/index.js';
+import {
+  ConfigurationError,
+  isZambianMobileNumber,
+  MemoryJournal,
+  normalizeZambianMobileNumber,
+  RequestValidationError,
+} from '../../src/index.js';
 import { acceptCollection, collectionInput, collectionsClient, issuePaths, rejectionOf, sentBody } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
@@ -14,6 +20,14 @@ const ACCEPTED: [input: string, international: string][] = [
   ['0761234567', '260761234567'],
   ['00260977123456', '260977123456'],
   ['  0955 123 456 ', '260955123456'],
+  ['0977.123.456', '260977123456'],
+  ['(097) 712-3456', '260977123456'],
+  ['+260 (97) 712 3456', '260977123456'],
+  ['0977\u00a0123\u00a0456', '260977123456'],
+  ['+260\u202f97\u2009712\u20093456', '260977123456'],
+  ['0977\u2013123\u2013456', '260977123456'],
+  ['\u0660\u0669\u0667\u0667\u0661\u0662\u0663\u0664\u0665\u0666', '260977123456'],
+  ['\uff10\uff19\uff17\uff17\uff11\uff12\uff13\uff14\uff15\uff16', '260977123456'],
 ];
 
 const REFUSED = [
@@ -71,6 +85,21 @@ describe('initiate: phone numbers', () => {
     server.use(acceptCollection());
     await collectionsClient().initiate(collectionInput({ phoneNumber }));
     expect(sentBody(requests, 0).phoneNumber).toBe(international);
+  });
+
+  it.each(ACCEPTED)('journals %j masked when it is written in the narration, and logs it masked', async (spelling, international) => {
+    server.use(acceptCollection());
+    const journal = new MemoryJournal();
+    const logged: string[] = [];
+    const sink = (message: string, ...details: unknown[]) => logged.push(`${message} ${JSON.stringify(details)}`);
+    const client = collectionsClient({ journal, logLevel: 'debug', logger: { debug: sink, info: sink, warn: sink, error: sink } });
+    const input = collectionInput({ narration: `Call ${spelling} back` });
+    await client.initiate(input);
+    const narration = (await journal.get(input.referenceId as string))?.narration ?? '';
+    expect(narration).toMatch(/^Call\s+\(?[0-9]{3}\*+[0-9]{2}\s+back$/);
+    expect(narration).not.toContain(international.slice(3, 10));
+    expect(narration).not.toContain(spelling.trim());
+    expect(logged.join('\n')).not.toContain(international.slice(3, 10));
   });
 
   it.each(REFUSED)('refuses %j before sending', async (phoneNumber) => {

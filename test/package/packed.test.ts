@@ -3,12 +3,13 @@
  * and `import` (both entry points) and through its bin, against the simulator over loopback.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installTarball } from '../helpers/packed-app.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,16 +35,11 @@ const SCRIPT = (load: string) => `${load}
 
 beforeAll(async () => {
   project = mkdtempSync(path.join(tmpdir(), 'tap-collections-sdk-packed-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], { cwd: root });
+  // dist/ is built (npm test builds it first); --ignore-scripts: prepack would rebuild it under the running tests.
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project], { cwd: root });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packedFiles = packed?.files.map((file) => file.path) ?? [];
-  const installed = path.join(project, 'node_modules', 'tap-collections-sdk');
-  mkdirSync(installed, { recursive: true });
-  await run('tar', ['-xzf', path.join(project, packed?.filename ?? ''), '-C', installed, '--strip-components=1']);
-  // The runtime dependencies, as npm would install them next to the package.
-  for (const dependency of ['ky', 'zod'])
-    symlinkSync(path.join(root, 'node_modules', dependency), path.join(project, 'node_modules', dependency), 'dir');
-  writeFileSync(path.join(project, 'package.json'), '{ "name": "partner-app", "private": true }');
+  await installTarball(path.join(project, packed?.filename ?? ''), project);
   writeFileSync(
     path.join(project, 'use.cjs'),
     SCRIPT("const sdk = require('tap-collections-sdk'); const testing = require('tap-collections-sdk/testing');"),

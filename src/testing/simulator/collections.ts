@@ -26,7 +26,7 @@ export interface CollectionsServiceOptions {
   /** Generates collection ids. */
   readonly generateId: () => string;
   /** The words the service speaks for each status, and the field of a status answer that carries it. */
-  readonly vocabulary?: StatusVocabulary;
+  readonly vocabulary?: StatusVocabulary | undefined;
 }
 
 /**
@@ -37,13 +37,13 @@ export interface CollectionsServiceOptions {
  */
 export interface StatusVocabulary {
   /** The word for a collection not settled yet (status checks, the 202, the details record). @defaultValue `'pending'` */
-  pending?: string;
+  pending?: string | undefined;
   /** The word for a collection paid. @defaultValue `'successful'` */
-  successful?: string;
+  successful?: string | undefined;
   /** The word for a collection that failed. @defaultValue `'failed'` */
-  failed?: string;
+  failed?: string | undefined;
   /** The field of a status answer that carries the word. @defaultValue `'statusText'` (the document's) */
-  statusField?: 'statusText' | 'status';
+  statusField?: 'statusText' | 'status' | undefined;
 }
 
 /**

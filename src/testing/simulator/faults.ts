@@ -18,23 +18,23 @@ export interface FaultSpec {
    */
   route: string;
   /** Limits the fault to one service. @defaultValue both */
-  service?: SimulatedService;
+  service?: SimulatedService | undefined;
   /** How many requests it applies to before it removes itself. @defaultValue `Infinity` */
-  times?: number;
+  times?: number | undefined;
   /** Delay before anything else happens, in ms. @defaultValue 0 */
-  latencyMs?: number;
+  latencyMs?: number | undefined;
   /** Answer with this status (400–599, e.g. 429, 500, 503) instead of processing the request. @defaultValue none (processed normally) */
-  status?: number;
+  status?: number | undefined;
   /** The `Retry-After` header sent with `status` (seconds or an HTTP date). @defaultValue none */
-  retryAfter?: string | number;
+  retryAfter?: string | number | undefined;
   /** Body sent with `status`: the service's JSON error envelope, an HTML proxy page, or nothing. @defaultValue `'json'` */
-  body?: 'json' | 'html' | 'empty';
+  body?: 'json' | 'html' | 'empty' | undefined;
   /**
    * Drop the connection without a response: `'before'` processing (nothing is stored) or `'after'`
    * (the request is processed and committed, then the answer is lost). Not combinable with `status`.
    * @defaultValue none (the connection is kept)
    */
-  drop?: 'before' | 'after';
+  drop?: 'before' | 'after' | undefined;
 }
 
 /** An injected fault, as {@link Simulator.injectFault} returns it. @group Faults */

@@ -16,11 +16,11 @@ import type { SimulatedCollection } from './records.js';
  */
 export interface SettlementOptions {
   /** Status checks that still answer `pending`; the next one sees the final status. @defaultValue 1 */
-  pendingPolls?: number;
+  pendingPolls?: number | undefined;
   /** Milliseconds after creation (by the simulator's clock) after which the collection is settled. @defaultValue 3000 */
-  pendingMs?: number;
+  pendingMs?: number | undefined;
   /** The outcome of collections whose phone number has none planned. @defaultValue {@link OUTCOMES}`.successful` */
-  defaultOutcome?: SettlementOutcome;
+  defaultOutcome?: SettlementOutcome | undefined;
 }
 
 /** A manual clock for {@link SimulatorOptions.now}. @group Simulator */
