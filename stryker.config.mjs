@@ -20,6 +20,10 @@ export default {
     'src/collections/settlement-worker.ts:459-620',
   ],
   coverageAnalysis: 'perTest',
+  // A mutant of a module-level constant (the default status words, a limit) is active for every test, so it runs
+  // all of them: 43 such mutants took 70 % of a run. They are skipped (reported as ignored);
+  // `npm run test:mutation -- --ignoreStatic false` tests them too.
+  ignoreStatic: true,
   // Only what changed since the committed file is tested again: a run after a small change takes minutes.
   incremental: true,
   incrementalFile: 'test/mutation/stryker-incremental.json',
