@@ -2,11 +2,21 @@
  * `initiate` with a journal when another writer moves the payment between two attempts of one call (the resend after
  * a 429 first writes the record as a compare-and-set on this call's last write): the call stops sending, and ends
  * with what the journal says. And a journal that fails that write: the call ends "unknown", never "not created".
+ * Once a call has ended, its payment is no longer "being sent by this client": `recover()` takes it up again.
  */
 import { http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { JournalError, MemoryJournal, type PaymentRecord, type PaymentState, UnknownOutcomeError } from '../../src/index.js';
-import { collectionInput, collectionsClient, INITIATE_URL, json, REFERENCE_ID, rejectionOf } from '../helpers/collections.js';
+import {
+  CHECK_URL,
+  collectionInput,
+  collectionsClient,
+  INITIATE_URL,
+  json,
+  REFERENCE_ID,
+  rejectionOf,
+  statusBody,
+} from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
@@ -95,5 +105,29 @@ describe('a journal that fails the write before a resend', () => {
     expect((error as UnknownOutcomeError).referenceId).toBe(REFERENCE_ID);
     expect((error as UnknownOutcomeError).cause).toBeInstanceOf(JournalError);
     expect(posts()).toBe(1);
+  });
+});
+
+describe('after initiate ends, the payment is recover()’s again', () => {
+  it('an initiate that ended unknown leaves the record to the next recover() of the same client', async () => {
+    const journal = new MemoryJournal();
+    server.use(
+      http.post(INITIATE_URL, () => json(503, { success: false }, { 'retry-after': '0' })),
+      http.get(CHECK_URL, () => json(404, { success: false, message: 'Collection not found' })),
+    );
+    const client = collectionsClient({ journal, maxRetries: 0 });
+    expect(await rejectionOf(client.initiate(collectionInput()))).toBeInstanceOf(UnknownOutcomeError);
+    server.use(http.get(CHECK_URL, () => json(200, statusBody({ statusText: 'successful' }))));
+    const recovered = await client.recover();
+    expect(recovered.map((record) => [record.referenceId, record.state])).toEqual([[REFERENCE_ID, 'successful']]);
+  });
+
+  it('a journal that refuses the record as a duplicate and then does not have it: JournalError, nothing sent', async () => {
+    const journal = new MemoryJournal();
+    journal.insert = () => Promise.resolve(undefined);
+    const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as JournalError).message).toContain('refused the record as a duplicate, then did not find it (nothing was sent)');
+    expect(requests).toEqual([]);
   });
 });
