@@ -5,7 +5,7 @@
  * crashes and races; these name each rule, so a rule removed or widened fails here by name.
  */
 import { describe, expect, it } from 'vitest';
-import type { PaymentJournal, PaymentRecord, PaymentState } from '../../src/journal/journal.js';
+import type { PaymentChange, PaymentJournal, PaymentRecord, PaymentState } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../../src/journal/state-machine.js';
 
@@ -155,8 +155,13 @@ function racedBy(journal: MemoryJournal, meanwhile: (journal: MemoryJournal) => 
 
 /** Another writer's write: the record moves to pending with `statusText` (version + 1). */
 async function writePending(journal: MemoryJournal, statusText: string): Promise<void> {
+  await writeNow(journal, { state: 'pending', statusText, by: 'another writer' });
+}
+
+/** Another writer's write on the record as it is now (a compare-and-set on its current version). */
+async function writeNow(journal: MemoryJournal, change: PaymentChange): Promise<void> {
   const current = (await journal.get(REFERENCE_ID)) as PaymentRecord;
-  await journal.transition(REFERENCE_ID, current.version, { state: 'pending', statusText, by: 'another writer' });
+  await journal.transition(REFERENCE_ID, current.version, change);
 }
 
 describe('advance: facts and conclusions through the compare-and-set', () => {
@@ -222,8 +227,7 @@ describe('advance: facts and conclusions through the compare-and-set', () => {
     const journal = racedBy(
       memory,
       async (target) => {
-        const current = (await target.get(REFERENCE_ID)) as PaymentRecord;
-        await target.transition(REFERENCE_ID, current.version, { state: 'initiating', sendWindowMs: word++, by: 'another till' });
+        await writeNow(target, { state: 'initiating', sendWindowMs: word++, by: 'another till' });
       },
       Number.POSITIVE_INFINITY,
     );
@@ -322,8 +326,7 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
       async () => {
         rechecks++;
         // A till's new attempt writes the record (initiating again, a fresh window) while the 404 is on its way.
-        const current = (await journal.get(REFERENCE_ID)) as PaymentRecord;
-        await journal.transition(REFERENCE_ID, current.version, { state: 'initiating', sendWindowMs: 30_000, by: 'till-2' });
+        await writeNow(journal, { state: 'initiating', sendWindowMs: 30_000, by: 'till-2' });
         return 'not-found';
       },
       'recover',
@@ -345,8 +348,7 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
       REFERENCE_ID,
       0,
       async () => {
-        const current = (await journal.get(REFERENCE_ID)) as PaymentRecord;
-        await journal.transition(REFERENCE_ID, current.version, { state: 'failed', statusText: 'failed', by: 'worker:2' });
+        await writeNow(journal, { state: 'failed', statusText: 'failed', by: 'worker:2' });
         return 'not-found';
       },
       'recover',
@@ -364,9 +366,8 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
       0,
       async () => {
         rechecks++;
-        const current = (await journal.get(REFERENCE_ID)) as PaymentRecord;
         // Rewritten with no window: old enough again on the next round, and rewritten again.
-        await journal.transition(REFERENCE_ID, current.version, { state: 'initiating', sendWindowMs: 0, by: 'till-2' });
+        await writeNow(journal, { state: 'initiating', sendWindowMs: 0, by: 'till-2' });
         return 'not-found';
       },
       'recover',

@@ -11,7 +11,7 @@ import { type SettlementWorkerOptions, startSettlementWorker } from '../../src/c
 import { StatusWords } from '../../src/collections/status-words.ts';
 import { AuthenticationError, InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
-import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
+import type { PaymentChange, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 
 type Answer = (call: number, referenceId: string) => CollectionStatus | Error | Promise<CollectionStatus | Error>;
@@ -65,7 +65,12 @@ async function oneBy(answer: Answer, state: PaymentState, ageMs = 60_000, contex
       { onSettled: (record) => void settled.push(record), initialDelayMs: 0, intervalMs: 1_000, maxIntervalMs: 1_000, ...options },
     );
   const lines = (level: 'debug' | 'error' | 'warn') => sink[level].mock.calls.map((call) => String(call[0]));
-  return { journal, referenceId, checks, settled, start, lines, record: () => journal.get(referenceId) };
+  /** Another writer's write on the record as it is now (a till's poll, `recover()`). */
+  const writeNow = async (change: PaymentChange) => {
+    const current = (await journal.get(referenceId)) as PaymentRecord;
+    await journal.transition(referenceId, current.version, change);
+  };
+  return { journal, referenceId, checks, settled, start, lines, writeNow, record: () => journal.get(referenceId) };
 }
 
 beforeEach(() => {
@@ -105,8 +110,7 @@ describe('a final status', () => {
 
   it('settled meanwhile by someone else: nothing delivered, the journal keeps their outcome', async () => {
     const world = await oneBy(async (_, id) => {
-      const current = (await world.record()) as PaymentRecord;
-      await world.journal.transition(id, current.version, { state: 'failed', statusText: 'failed', by: 'a till' });
+      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
       return status(id, 'successful');
     }, 'pending');
     const worker = world.start();
@@ -158,8 +162,7 @@ describe('a pending status', () => {
 
   it('on a payment closed meanwhile by someone else: the worker stops checking it', async () => {
     const world = await oneBy(async (_, id) => {
-      const current = (await world.record()) as PaymentRecord;
-      await world.journal.transition(id, current.version, { state: 'successful', statusText: 'successful', by: 'a till' });
+      await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
       return status(id, 'pending');
     }, 'unknown');
     const worker = world.start();
