@@ -25,6 +25,7 @@ export default defineConfig({
       'test/collections/check-status.test.ts',
       'test/collections/poll-status-words.test.ts',
       'test/collections/status-words.test.ts',
+      'test/collections/status-words-rules.test.ts',
       'test/worker/scheduler.test.ts',
       'test/worker/budget-and-queue.test.ts',
       'test/worker/settlement-decisions.test.ts',

@@ -356,6 +356,20 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
     expect(verdict).toEqual({ record: expect.objectContaining({ state: 'failed' }), applied: false, refused: false, decidable: true });
   });
 
+  it('a record gone from the journal when the close is written (a store that purged it): reported absent, decided', async () => {
+    const { clock, journal: memory, recheck } = await clocked();
+    clock.now += 60_000;
+    const journal = new Proxy(memory, {
+      get(target, property, receiver) {
+        if (property === 'transition') return async () => ({ applied: false, record: undefined });
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const verdict = await settleNotFound(journal, REFERENCE_ID, 0, recheck, 'recover');
+    expect(verdict).toEqual({ record: undefined, applied: false, refused: false, decidable: true });
+  });
+
   it('gives up undecided after 16 rounds on a record that keeps being rewritten', async () => {
     const { clock, journal } = await clocked();
     clock.now += 60_000;
