@@ -122,6 +122,24 @@ describe('records recover() leaves as they are', () => {
   });
 });
 
+describe('a 404 on an old unknown record', () => {
+  it('a collection that appears on the recheck is recorded as the service says, not closed as not-sent', async () => {
+    const journal = await journalHolding({ [id(1)]: 'unknown' });
+    let checks = 0;
+    server.use(
+      http.get(CHECK_URL, () => {
+        checks++;
+        if (checks === 1) return json(404, { success: false, message: 'Collection not found' });
+        return HttpResponse.json(statusBody({ referenceId: id(1), statusText: 'pending' }));
+      }),
+    );
+    const [record] = await collectionsClient({ journal }).recover({ notFoundGraceMs: 0 });
+    expect(checks).toBe(2);
+    expect(record?.state).toBe('pending');
+    expect((await journal.get(id(1)))?.state).toBe('pending');
+  });
+});
+
 describe('errors that stop recover() at once', () => {
   it('a key without the permission (403): rejects, and no further check starts', async () => {
     const journal = await journalHolding({ [id(1)]: 'pending', [id(2)]: 'pending', [id(3)]: 'pending' });
