@@ -1,0 +1,160 @@
+/**
+ * `recover()` rule by rule, beyond test/journal/recover.test.ts: which options are refused, which records it leaves
+ * alone (foreign ids, payments the service accepted but no longer finds, those it cannot check), and which errors
+ * stop it at once rather than leave every record "unreachable".
+ */
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  JournalError,
+  MemoryJournal,
+  type PaymentRecord,
+  type PaymentState,
+  PermissionDeniedError,
+  RequestValidationError,
+} from '../../src/index.js';
+import { CHECK_URL, collectionsClient, json, PRODUCT_ID, rejectionOf, statusBody } from '../helpers/collections.js';
+import { useMswServer } from '../helpers/msw.js';
+
+const { server, requests } = useMswServer();
+
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const fakeLogger = () => ({ debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() });
+const warnLines = (logger: ReturnType<typeof fakeLogger>) =>
+  logger.warn.mock.calls.map((call) => String(call[0]).replace('[tap-collections-sdk] ', ''));
+
+/** A journal holding `records` (reference id → state), each written an hour ago by the journal's clock. */
+async function journalHolding(records: Record<string, PaymentState>): Promise<MemoryJournal> {
+  const clock = { offsetMs: -3_600_000 };
+  const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+  for (const [referenceId, state] of Object.entries(records)) {
+    await journal.insert({
+      referenceId,
+      state,
+      productId: PRODUCT_ID,
+      amount: 25,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'v1:abc',
+    } as PaymentRecord);
+  }
+  clock.offsetMs = 0;
+  return journal;
+}
+
+/** The status endpoint: per reference, a statusText or an HTTP status. */
+function answering(answers: Record<string, string | number>) {
+  return http.get(CHECK_URL, ({ params }) => {
+    const answer = answers[String(params.referenceId)] ?? 404;
+    if (typeof answer === 'number') return json(answer, { success: false, message: `status ${answer}` });
+    return HttpResponse.json(statusBody({ referenceId: String(params.referenceId), statusText: answer }));
+  });
+}
+
+describe('recover() options', () => {
+  it.for([
+    [{ notFoundGraceMs: '5000' }, ['notFoundGraceMs']],
+    [{ notFoundGraceMs: Number.NaN }, ['notFoundGraceMs']],
+    [{ notFoundGraceMs: Number.POSITIVE_INFINITY }, ['notFoundGraceMs']],
+    [{ concurrency: 2.5 }, ['concurrency']],
+    [{ concurrency: -1 }, ['concurrency']],
+  ] as const)('refuses %j before any request', async ([options, paths]) => {
+    const journal = await journalHolding({ [id(1)]: 'pending' });
+    server.use(answering({ [id(1)]: 'pending' }));
+    const error = await rejectionOf(collectionsClient({ journal }).recover(options as never));
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues.map((issue) => issue.path)).toEqual(paths);
+    expect(requests).toEqual([]);
+  });
+
+  it('accepts notFoundGraceMs 0 and concurrency 1 (the smallest values)', async () => {
+    const journal = await journalHolding({ [id(1)]: 'unknown', [id(2)]: 'pending' });
+    server.use(answering({ [id(2)]: 'successful' }));
+    const recovered = await collectionsClient({ journal }).recover({ notFoundGraceMs: 0, concurrency: 1 });
+    expect(recovered.map((record) => record.state)).toEqual(['not-sent', 'successful']);
+  });
+
+  it('an already aborted signal rejects with its reason before any request', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending' });
+    server.use(answering({ [id(1)]: 'pending' }));
+    const reason = new Error('till closing');
+    const error = await rejectionOf(collectionsClient({ journal }).recover({ signal: AbortSignal.abort(reason) }));
+    expect(error).toBe(reason);
+    expect(requests).toEqual([]);
+  });
+});
+
+describe('records recover() leaves as they are', () => {
+  it('a record whose referenceId is not a UUID: never requested, reported (cut to 100 characters), the others go on', async () => {
+    const foreign = `legacy-${'x'.repeat(200)}`;
+    const journal = await journalHolding({ [foreign]: 'pending', [id(1)]: 'pending' });
+    server.use(answering({ [id(1)]: 'failed' }));
+    const logger = fakeLogger();
+    const recovered = await collectionsClient({ journal, logger, logLevel: 'warn' }).recover();
+    expect(recovered.map((record) => [record.referenceId, record.state])).toEqual([[id(1), 'failed']]);
+    expect(requests.map((request) => request.path)).toEqual([`/v1/collections/check/${id(1)}`]);
+    expect(warnLines(logger)).toEqual(['recover: skipped a journal record whose referenceId is not a UUID']);
+    expect(logger.warn.mock.calls[0]?.[1]).toEqual({ referenceId: JSON.stringify(foreign.slice(0, 100)) });
+  });
+
+  it('a pending payment the service no longer finds: left pending, said loudly, never closed', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending' });
+    server.use(answering({}));
+    const logger = fakeLogger();
+    const [record] = await collectionsClient({ journal, logger, logLevel: 'warn' }).recover({ notFoundGraceMs: 0 });
+    expect(record?.state).toBe('pending');
+    expect((await journal.get(id(1)))?.state).toBe('pending');
+    expect(warnLines(logger)).toEqual([`recover: the service no longer finds referenceId ${id(1)}, which it accepted; left pending`]);
+  });
+
+  it('a payment it cannot check (503 after retries): left as it was, reported with the reason; the others are settled', async () => {
+    const journal = await journalHolding({ [id(1)]: 'unknown', [id(2)]: 'pending' });
+    server.use(answering({ [id(1)]: 503, [id(2)]: 'successful' }));
+    const logger = fakeLogger();
+    const recovered = await collectionsClient({ journal, logger, logLevel: 'warn', maxRetries: 0 }).recover();
+    expect(recovered.map((record) => [record.referenceId, record.state])).toEqual([
+      [id(1), 'unknown'],
+      [id(2), 'successful'],
+    ]);
+    expect(warnLines(logger)).toContain(`recover: could not check referenceId ${id(1)}; left unknown`);
+    const details = logger.warn.mock.calls.find((call) => String(call[0]).includes('recover: could not check'))?.[1];
+    expect(details).toEqual({ reason: expect.stringContaining('503') });
+  });
+});
+
+describe('a 404 on an old unknown record', () => {
+  it('a collection that appears on the recheck is recorded as the service says, not closed as not-sent', async () => {
+    const journal = await journalHolding({ [id(1)]: 'unknown' });
+    let checks = 0;
+    server.use(
+      http.get(CHECK_URL, () => {
+        checks++;
+        if (checks === 1) return json(404, { success: false, message: 'Collection not found' });
+        return HttpResponse.json(statusBody({ referenceId: id(1), statusText: 'pending' }));
+      }),
+    );
+    const [record] = await collectionsClient({ journal }).recover({ notFoundGraceMs: 0 });
+    expect(checks).toBe(2);
+    expect(record?.state).toBe('pending');
+    expect((await journal.get(id(1)))?.state).toBe('pending');
+  });
+});
+
+describe('errors that stop recover() at once', () => {
+  it('a key without the permission (403): rejects, and no further check starts', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending', [id(2)]: 'pending', [id(3)]: 'pending' });
+    server.use(answering({ [id(1)]: 403, [id(2)]: 'successful', [id(3)]: 'successful' }));
+    const error = await rejectionOf(collectionsClient({ journal }).recover({ concurrency: 1 }));
+    expect(error).toBeInstanceOf(PermissionDeniedError);
+    expect(requests).toHaveLength(1);
+    expect((await journal.get(id(2)))?.state).toBe('pending');
+  });
+
+  it('a journal that cannot record what the service said: rejects with JournalError', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending' });
+    server.use(answering({ [id(1)]: 'successful' }));
+    journal.transition = () => Promise.reject(new Error('disk full'));
+    const error = await rejectionOf(collectionsClient({ journal }).recover());
+    expect(error).toBeInstanceOf(JournalError);
+  });
+});

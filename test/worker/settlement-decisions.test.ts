@@ -1,0 +1,320 @@
+/**
+ * What the settlement worker decides about one payment after each kind of answer (src/collections/settlement-worker.ts,
+ * from a check's answer to the journal write): what `onSettled` is given, when the journal is written, which failures
+ * pause every check, which slow one payment down, and how a 404 closes a payment. Fake timers and a scripted status
+ * check, as in scheduler.test.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CollectionStatus } from '../../src/collections/schemas.ts';
+import { type SettlementWorkerOptions, startSettlementWorker } from '../../src/collections/settlement-worker.ts';
+import { StatusWords } from '../../src/collections/status-words.ts';
+import { AuthenticationError, InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
+import { LevelLogger } from '../../src/core/logger.ts';
+import type { PaymentChange, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
+import { MemoryJournal } from '../../src/journal/memory.ts';
+
+type Answer = (call: number, referenceId: string) => CollectionStatus | Error | Promise<CollectionStatus | Error>;
+
+const status = (referenceId: string, statusText: string, transactionCode: string | null = null): CollectionStatus => ({
+  referenceId,
+  statusText,
+  transactionCode,
+  reason: statusText === 'pending' ? null : `the service said ${statusText}`,
+});
+const apiError = { code: undefined, requestId: undefined, body: undefined, service: 'collections' as const };
+const notFound = () => new NotFoundError({ ...apiError, status: 404, message: 'not found' });
+
+/** A worker over a memory journal holding one payment in `state`, opened `ageMs` ago; `answer` scripts its checks. */
+async function oneBy(answer: Answer, state: PaymentState, ageMs = 60_000, contextExtra: { maxRetryAfterMs?: number } = {}) {
+  const clock = { offsetMs: 0 };
+  const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+  const referenceId = randomUUID();
+  clock.offsetMs = -ageMs;
+  await journal.insert({
+    referenceId,
+    state,
+    productId: randomUUID(),
+    amount: 10,
+    currency: 'ZMW',
+    phoneNumber: '260*******56',
+    fingerprint: 'x',
+    ...(state === 'pending' ? { statusText: 'pending' } : {}),
+    ...(state === 'initiating' ? { sendWindowMs: 1_000 } : {}),
+  });
+  clock.offsetMs = 0;
+  const sink = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+  const checks: number[] = [];
+  const settled: PaymentRecord[] = [];
+  const start = (options: SettlementWorkerOptions = {}) =>
+    startSettlementWorker(
+      {
+        journal,
+        timeoutMs: 30_000,
+        maxRetries: 0,
+        logger: new LevelLogger(sink, 'debug'),
+        statusWords: new StatusWords(),
+        ...contextExtra,
+        check: async (id) => {
+          checks.push(Date.now());
+          const result = await answer(checks.length, id);
+          if (result instanceof Error) throw result;
+          return result;
+        },
+      },
+      { onSettled: (record) => void settled.push(record), initialDelayMs: 0, intervalMs: 1_000, maxIntervalMs: 1_000, ...options },
+    );
+  const lines = (level: 'debug' | 'error' | 'warn') => sink[level].mock.calls.map((call) => String(call[0]));
+  /** Another writer's write on the record as it is now (a till's poll, `recover()`). */
+  const writeNow = async (change: PaymentChange) => {
+    const current = (await journal.get(referenceId)) as PaymentRecord;
+    await journal.transition(referenceId, current.version, change);
+  };
+  return { journal, referenceId, checks, settled, start, lines, writeNow, record: () => journal.get(referenceId) };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a final status', () => {
+  it('is given to onSettled as the record will read once written, then written, and the payment is checked no more', async () => {
+    const world = await oneBy((_, id) => status(id, 'successful', 'TX-1'), 'unknown');
+    const before = (await world.record()) as PaymentRecord;
+    expect(before.decidableAt).toBeDefined();
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toHaveLength(1);
+    const delivered = world.settled[0] as PaymentRecord & Record<string, unknown>;
+    expect(delivered).toMatchObject({
+      referenceId: world.referenceId,
+      state: 'successful',
+      statusText: 'successful',
+      transactionCode: 'TX-1',
+      reason: 'the service said successful',
+      version: before.version + 1,
+      createdAt: before.createdAt,
+    });
+    expect(Date.parse(delivered.updatedAt)).toBe(world.checks[0]);
+    // Only what a record holds: no writer's name, no request id, no not-sent deadline on a settled payment.
+    expect(Object.keys(delivered)).not.toContain('by');
+    expect(Object.keys(delivered)).not.toContain('requestId');
+    expect(Object.keys(delivered)).not.toContain('decidableAt');
+    expect(await world.record()).toMatchObject({ state: 'successful', version: before.version + 1, transactionCode: 'TX-1' });
+    await worker.stop();
+  });
+
+  it('settled meanwhile by someone else: nothing delivered, the journal keeps their outcome', async () => {
+    const world = await oneBy(async (_, id) => {
+      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
+      return status(id, 'successful');
+    }, 'pending');
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.settled).toEqual([]);
+    expect(world.checks).toHaveLength(1);
+    expect(await world.record()).toMatchObject({ state: 'failed', statusText: 'failed' });
+    await worker.stop();
+  });
+
+  it('onSettled throwing keeps it open and logged; delivered again after maxIntervalMs', async () => {
+    const world = await oneBy((_, id) => status(id, 'failed'), 'pending');
+    let throws = 1;
+    const delivered: string[] = [];
+    const worker = world.start({
+      maxIntervalMs: 3_000,
+      onSettled: (record) => {
+        if (throws-- > 0) throw new Error('the shop database is down');
+        delivered.push(record.state);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(2_900);
+    expect(delivered).toEqual([]);
+    expect((await world.record())?.state).toBe('pending');
+    expect(world.lines('error')).toEqual([expect.stringContaining(`onSettled threw for ${world.referenceId}; it stays open`)]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(delivered).toEqual(['failed']);
+    expect((await world.record())?.state).toBe('failed');
+    await worker.stop();
+  });
+});
+
+describe('a pending status', () => {
+  it('proves an unknown payment exists (recorded pending), and a new word is recorded; the same word writes nothing', async () => {
+    const words = ['pending', 'pending', 'processing', 'processing'];
+    const world = await oneBy((call, id) => status(id, words[call - 1] ?? 'processing'), 'unknown');
+    const worker = world.start({ intervalMs: 1_000, maxIntervalMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(200);
+    expect(world.checks).toHaveLength(1);
+    expect(await world.record()).toMatchObject({ state: 'pending', statusText: 'pending', version: 2 });
+    await vi.advanceTimersByTimeAsync(1_200);
+    expect(world.checks).toHaveLength(2);
+    expect((await world.record())?.version).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_200);
+    expect(world.checks).toHaveLength(3);
+    expect(await world.record()).toMatchObject({ state: 'pending', statusText: 'processing', version: 3 });
+    await worker.stop();
+  });
+
+  it('on a payment closed meanwhile by someone else: the worker stops checking it', async () => {
+    const world = await oneBy(async (_, id) => {
+      await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
+      return status(id, 'pending');
+    }, 'unknown');
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toEqual([]);
+    expect((await world.record())?.state).toBe('successful');
+    await worker.stop();
+  });
+});
+
+describe('a failed check', () => {
+  it('429 with a Retry-After past maxRetryAfterMs: every check pauses for maxRetryAfterMs only, and it is said loudly', async () => {
+    const world = await oneBy(
+      (call, id) =>
+        call === 1
+          ? new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 3_600_000 })
+          : status(id, 'pending'),
+      'pending',
+      60_000,
+      { maxRetryAfterMs: 5_000 },
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(2);
+    expect((world.checks[1] as number) - (world.checks[0] as number)).toBeGreaterThanOrEqual(5_000);
+    expect((world.checks[1] as number) - (world.checks[0] as number)).toBeLessThan(6_000);
+    expect(world.lines('error')).toEqual([expect.stringContaining('asked to wait longer than maxRetryAfterMs')]);
+    expect(world.lines('warn')).toContainEqual(expect.stringContaining('rate limited; pausing every check'));
+    await worker.stop();
+  });
+
+  it('429 past the default limit of 60 s: paused 60 s', async () => {
+    const world = await oneBy(
+      (call, id) =>
+        call === 1
+          ? new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 3_600_000 })
+          : status(id, 'pending'),
+      'pending',
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(world.checks).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(world.checks).toHaveLength(2);
+    await worker.stop();
+  });
+
+  it('429 within the limit: paused as asked, without an error line', async () => {
+    const world = await oneBy(
+      (call, id) =>
+        call === 1 ? new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 60_000 }) : status(id, 'pending'),
+      'pending',
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(world.checks).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(world.checks).toHaveLength(2);
+    expect(world.lines('error')).toEqual([]);
+    await worker.stop();
+  });
+
+  it('a retryable failure (503) keeps the poll schedule; a failure no retry can fix (401) waits maxIntervalMs', async () => {
+    const unavailable = new InternalServerError({ ...apiError, status: 503, message: 'down' });
+    const retryable = await oneBy((call, id) => (call === 1 ? unavailable : status(id, 'pending')), 'pending');
+    const worker = retryable.start({ intervalMs: 500, maxIntervalMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(retryable.checks.length).toBeGreaterThanOrEqual(2);
+    expect(retryable.lines('debug')).toContainEqual(
+      expect.stringContaining(`status check of ${retryable.referenceId} failed; still waiting`),
+    );
+    expect(retryable.lines('error')).toEqual([]);
+    await worker.stop();
+
+    const refused = await oneBy(
+      (call, id) => (call === 1 ? new AuthenticationError({ ...apiError, status: 401, message: 'bad key' }) : status(id, 'pending')),
+      'pending',
+    );
+    const second = refused.start({ intervalMs: 500, maxIntervalMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(9_900);
+    expect(refused.checks).toHaveLength(1);
+    expect(refused.lines('error')).toEqual([expect.stringContaining(`status check of ${refused.referenceId} failed; still waiting`)]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(refused.checks).toHaveLength(2);
+    await second.stop();
+  });
+});
+
+describe('a 404', () => {
+  it('on a pending payment: left open, checked again on the schedule', async () => {
+    const world = await oneBy(() => notFound(), 'pending');
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect((await world.record())?.state).toBe('pending');
+    expect(world.settled).toEqual([]);
+    await worker.stop();
+  });
+
+  it('a status found on the recheck is recorded and delivered as the outcome', async () => {
+    const world = await oneBy((call, id) => (call === 1 ? notFound() : status(id, 'successful', 'TX-2')), 'unknown');
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(world.checks).toHaveLength(2);
+    expect(await world.record()).toMatchObject({ state: 'successful', transactionCode: 'TX-2' });
+    expect(world.settled.map((record) => record.state)).toEqual(['successful']);
+    await worker.stop();
+  });
+
+  it('a recheck that fails otherwise (503): logged, and tried again after maxIntervalMs; a second 404 then closes it', async () => {
+    const unavailable = new InternalServerError({ ...apiError, status: 503, message: 'down' });
+    const world = await oneBy((call) => (call === 2 ? unavailable : notFound()), 'unknown');
+    const worker = world.start({ notFoundGraceMs: 0, maxIntervalMs: 4_000 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(2);
+    expect((await world.record())?.state).toBe('unknown');
+    expect(world.lines('error')).toEqual([expect.stringContaining(`${world.referenceId} could not be recorded; trying again`)]);
+    await vi.advanceTimersByTimeAsync(3_800);
+    expect(world.checks).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(400);
+    expect(world.checks).toHaveLength(4);
+    expect((await world.record())?.state).toBe('not-sent');
+    expect(world.settled.map((record) => record.state)).toEqual(['not-sent']);
+    await worker.stop();
+  });
+
+  it('not-sent is recorded even when onSettled throws; logged, and the payment is checked no more', async () => {
+    const world = await oneBy(() => notFound(), 'unknown');
+    const worker = world.start({
+      notFoundGraceMs: 0,
+      onSettled: () => {
+        throw new Error('the shop database is down');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(world.checks).toHaveLength(2);
+    expect((await world.record())?.state).toBe('not-sent');
+    expect(world.lines('error')).toEqual([expect.stringContaining(`onSettled threw for ${world.referenceId} (not-sent, recorded)`)]);
+    await worker.stop();
+  });
+
+  it('too young to close: left open and checked again; closed once the journal says nothing can still arrive', async () => {
+    const world = await oneBy(() => notFound(), 'initiating', 0);
+    const worker = world.start({ notFoundGraceMs: 4_000 });
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(2);
+    expect((await world.record())?.state).toBe('initiating');
+    expect(world.settled).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect((await world.record())?.state).toBe('not-sent');
+    expect(world.settled.map((record) => record.state)).toEqual(['not-sent']);
+    await worker.stop();
+  });
+});

@@ -1,0 +1,46 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The tests StrykerJS runs against each mutant (`npm run test:mutation`, see stryker.config.mjs): the deterministic
+ * simulation with fewer seeds, and the in-process unit tests of the mutated files. Left out: tests that run the SDK
+ * in other processes (a mutant is active only in the test's own process) and the PostgreSQL tests (the memory
+ * journal's conformance suite covers the same journal rules in process), and tests that hold real time to tens of
+ * milliseconds (test/worker/worker-simulator.test.ts, test/collections/poll-until-settled.test.ts,
+ * test/collections/poll-status-words.test.ts): on a loaded machine
+ * they fail in the initial run, which stops it; the worker's decisions are tested on fake timers instead.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      'test/simulation/simulation.test.ts',
+      'test/journal/initiate.test.ts',
+      'test/journal/initiate-overtaken.test.ts',
+      'test/journal/recover.test.ts',
+      'test/journal/recover-rules.test.ts',
+      'test/journal/state-machine-cases.test.ts',
+      'test/journal/state-machine-rules.test.ts',
+      'test/journal/memory-conformance.test.ts',
+      'test/collections/initiate.test.ts',
+      'test/collections/reconcile.test.ts',
+      'test/collections/errors.test.ts',
+      'test/collections/check-status.test.ts',
+      'test/collections/status-words.test.ts',
+      'test/collections/status-words-rules.test.ts',
+      'test/worker/scheduler.test.ts',
+      'test/worker/budget-and-queue.test.ts',
+      'test/worker/settlement-decisions.test.ts',
+      'test/core/connection-failure.test.ts',
+      'test/core/retry-policy.test.ts',
+      'test/core/idempotent-create.test.ts',
+      'test/tap/reconcile-own-query.test.ts',
+      'test/tap/submit-customer-query.test.ts',
+    ],
+    environment: 'node',
+    // One module graph for all the files of a mutant's run instead of one per file: every test file here passes
+    // without isolation, and each mutant's run is several times faster.
+    isolate: false,
+    testTimeout: 30_000,
+    // A few hundred seeds per mutant: each mutant's run stays in seconds; `npm test` sweeps 10 000.
+    env: { SIM_SEEDS: process.env.SIM_SEEDS ?? '400' },
+  },
+});
