@@ -15,6 +15,7 @@ export default defineConfig({
       'test/simulation/simulation.test.ts',
       'test/journal/initiate.test.ts',
       'test/journal/initiate-overtaken.test.ts',
+      'test/journal/initiate-outcome-evidence.test.ts',
       'test/journal/recover.test.ts',
       'test/journal/recover-rules.test.ts',
       'test/journal/state-machine-cases.test.ts',
