@@ -34,7 +34,8 @@ beforeAll(async () => {
   symlinkSync(path.join(root, 'node_modules'), path.join(clone, 'node_modules'), 'dir');
 
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workspace], { cwd: clone, maxBuffer: 16 * 1024 * 1024 });
-  const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  // `npm pack` prints the build's own output (prepack) before its JSON array: read from the array's first line.
+  const [packed] = JSON.parse(stdout.slice(stdout.search(/^\[\s*$/m))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packedFiles = packed?.files.map((file) => file.path) ?? [];
 
   app = path.join(workspace, 'partner-app');
