@@ -30,6 +30,11 @@ export class SimJournal {
   readonly #sim: Scheduler;
   readonly #random: () => number;
   readonly hits = new Map<string, number>();
+  /**
+   * True time of each process's last write that let an attempt leave (`initiating`), by process and reference: the
+   * service's physics bounds a push's effect by it (service.ts).
+   */
+  readonly sendingWrites = new Map<string, number>();
   /** References whose record is open (kept as writes land, so the runner can tell when all are final without a read). */
   readonly open = new Set<string>();
 
@@ -80,18 +85,21 @@ export class SimJournal {
       });
     };
     const store = this.store;
+    const sim = this.#sim;
     const short = (referenceId: string) => referenceId.slice(0, 8);
     return {
       insert: (record) =>
         call(`insert ${short(record.referenceId)}`, true, async () => {
           const inserted = await store.insert(record);
           this.#note(inserted);
+          if (inserted !== undefined) this.sendingWrites.set(`${proc.id}:${record.referenceId}`, sim.now);
           return inserted;
         }),
       transition: (referenceId, version, change) =>
         call(`transition ${short(referenceId)} v${version} → ${change.state}`, true, async () => {
           const result = await store.transition(referenceId, version, change);
           if (result.applied) this.#note(result.record);
+          if (result.applied && change.state === 'initiating') this.sendingWrites.set(`${proc.id}:${referenceId}`, sim.now);
           else this.hits.set('compare-and-set lost', (this.hits.get('compare-and-set lost') ?? 0) + 1);
           return result;
         }),

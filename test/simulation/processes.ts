@@ -47,6 +47,8 @@ export interface World {
   readonly saleOf: Map<string, Sale>;
   /** Grace values the readers of this seed use (`undefined`: the default). */
   readonly graces: readonly (number | undefined)[];
+  /** Sometimes starts a `recover()` right around a verdict's earliest time (journal clock): a directed race to decide. */
+  readonly decideAround: (decidableAt: string) => void;
 }
 
 /** The service-side bound of a push of this client (the world's physics, not the SDK's rule). */
@@ -110,6 +112,7 @@ export async function sell(world: World, client: CollectionsClient, sale: Sale, 
       sim.log(`sale ${sale.id} ${reference.slice(0, 8)} initiate → ${error instanceof Error ? error.name : String(error)}`);
       if (error instanceof UnknownOutcomeError) {
         ledger.unknown(reference, error);
+        if (error.decidableAt !== undefined) world.decideAround(error.decidableAt);
         const untilDecidable = error.decidableAt === undefined ? undefined : Date.parse(error.decidableAt) - Date.now();
         await pause(untilDecidable !== undefined && random() < 0.6 ? untilDecidable + random() * 1_500 : 5_000 + random() * 90_000);
         continue;

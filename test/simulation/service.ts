@@ -7,7 +7,8 @@
  * status words in any case and with blanks, words the client does not know while a payment is open.
  *
  * The model's physical bound (what no client rule can survive if broken): a push takes effect (commit plus read
- * lag) within the pushing client's send window after it left. `lateCommit` puts effects right at that edge.
+ * lag) within the pushing client's send window after the journal write that let it leave, or at once when it
+ * arrives later than that. `lateCommit` puts effects right at that edge.
  *
  * No vitest import (see scheduler.ts).
  */
@@ -99,6 +100,8 @@ export class Service {
   /** Amounts the service refuses (422 on `amount`): a definite refusal. */
   refuses: (amount: number) => boolean = () => false;
   onCreate: (collection: Collection) => void = () => {};
+  /** True time of the caller's last journal write that let a push of `referenceId` leave (journal.ts). */
+  sendingWrite: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
   readonly hits = new Map<string, number>();
   #requests = 0;
 
@@ -161,7 +164,10 @@ export class Service {
         sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
           if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
             const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
-            this.#push(payload, id, leftAt + caller.sendWindowMs, answer);
+            // The effect's latest time: the caller's window after its write that let this attempt leave (the world's
+            // physics); a push that arrives later than that (it left late) takes effect when it arrives.
+            const since = this.sendingWrite(caller.proc, payload.referenceId.toLowerCase()) ?? leftAt;
+            this.#push(payload, id, since + caller.sendWindowMs, answer);
           } else if (method === 'GET' && url.pathname.startsWith('/v1/collections/check/')) {
             this.#status(decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)), answer);
           } else answer(json(404, { code: 'E_NOT_FOUND', message: 'No such route' }), '404 route');

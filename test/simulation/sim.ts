@@ -96,6 +96,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         lostAck: random() < 0.5 ? 0 : random() * 0.05,
       };
   const journal = new SimJournal(sim, seededRandom(seed ^ 0x10a4), journalFaults);
+  service.sendingWrite = (proc, referenceId) => journal.sendingWrites.get(`${proc.id}:${referenceId}`);
   sim.knobs = {
     advanceWhileRunnable: random() * 0.3,
     crash: reduce.noCrashes || random() < 0.3 ? 0 : random() * 0.004,
@@ -104,10 +105,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   };
   const saleOf = new Map<string, Sale>();
   const ledger = new Ledger(service, saleOf, () => sim.steps);
-  const world: World = { sim, service, journal, random, ledger, saleOf, graces: pick(random, [[undefined], [undefined, 0, 30_000]]) };
   const offset = () => Math.round((random() * 2 - 1) * 5 * MINUTE);
   const drift = () => (random() * 2 - 1) * 1e-4;
   const settings = (): ClientSettings => ({ timeoutMs: pick(random, [30_000, 20_000, 5_000]), maxRetries: pick(random, [0, 1, 2, 2]) });
+  let deciders = 0;
+  const decideAround = (decidableAt: string) => {
+    if (reduce.noRecovers || random() >= 0.3) return;
+    // The journal's time, as true time, give or take 1.5 s: deciders right at updatedAt + window + grace.
+    const at = Date.parse(decidableAt) - journal.offset + (random() * 2 - 1) * 1_500;
+    sim.spawn(`decider${deciders++}`, at, (p) => recoverOnce(world, clientFor(world, p, settings())), { offset: offset(), drift: drift() });
+  };
+  const world: World = {
+    sim,
+    service,
+    journal,
+    random,
+    ledger,
+    saleOf,
+    graces: pick(random, [[undefined], [undefined, 0, 30_000]]),
+    decideAround,
+  };
 
   const tills = Math.min(1 + Math.floor(random() * 3), reduce.maxTills ?? 3);
   const sales: Sale[] = [];
