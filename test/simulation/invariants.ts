@@ -1,7 +1,8 @@
 /**
  * What callers were told, and the invariants it must keep against what the service holds:
  * - `initiate` resolving means the service holds the payment (checked when it resolves);
- * - a definite error (anything but `UnknownOutcomeError` and `JournalError`) means the service never holds it;
+ * - a definite error (anything but `UnknownOutcomeError` and `JournalError`, with the journal's record closed as
+ *   `not-sent` or `rejected`, which is what a till goes by) means the service never holds it;
  * - every settled word, `onSettled`, `waitForSettlement` and `recover()` record agrees with the service;
  * - at most one collection per sale, whatever its references (checked as each collection is created);
  * - once faults stop, every payment reaches a final state in agreement with the service within

@@ -26,6 +26,8 @@ export const SOMETIMES: readonly string[] = [
   'unreadable 2xx',
   'duplicate delivery',
   '429 on push',
+  'initiate aborted by the caller',
+  'aborted before leaving',
 ];
 
 export interface Sweep {

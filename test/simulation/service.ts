@@ -44,6 +44,9 @@ export interface ServiceFaults {
   garbleAfterCommit: number;
   /** A committed push reaches the service again (a duplicating proxy); only with `dedupe` (else no client can help). */
   duplicate: number;
+  /** A request stalls before it leaves (connection pool, event loop, a suspended machine) for up to `maxStallMs`. */
+  stall: number;
+  maxStallMs: number;
   /** Commits land at the edge of the pushing client's window (minus the read lag). */
   lateCommit: number;
   maxCommitMs: number;
@@ -70,6 +73,8 @@ export const HEALTHY: ServiceFaults = {
   failAfterCommit: 0,
   garbleAfterCommit: 0,
   duplicate: 0,
+  stall: 0,
+  maxStallMs: 0,
   lateCommit: 0,
   maxCommitMs: 0,
   statusFail: 0,
@@ -135,7 +140,6 @@ export class Service {
       const body = typeof init?.body === 'string' ? init.body : undefined;
       const signal = init?.signal ?? undefined;
       const id = `${caller.proc.name}:${++this.#requests}`;
-      const leftAt = sim.now;
       return new Promise<Response>((resolve, reject) => {
         let settled = false;
         const onAbort = () => finish(() => reject(signal?.reason));
@@ -148,30 +152,42 @@ export class Service {
         if (signal?.aborted) return finish(() => reject(signal.reason));
         signal?.addEventListener('abort', onAbort, { once: true });
         const f = this.faults;
-        if (this.#chance(f.refuse)) {
-          this.#hit('refused connection');
-          const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-          sim.at(sim.now + this.#latency(), caller.proc, `${id} refused`, () =>
-            finish(() => reject(new TypeError('fetch failed', { cause }))),
-          );
-          return;
-        }
-        // The answer reaches the client as an operation of its process (if the attempt has not been aborted).
-        const answer = (response: Response, what: string): true => {
-          sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => finish(() => resolve(response)));
-          return true;
-        };
-        sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
-          if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
-            const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
-            // The effect's latest time: the caller's window after its write that let this attempt leave (the world's
-            // physics); a push that arrives later than that (it left late) takes effect when it arrives.
-            const since = this.sendingWrite(caller.proc, payload.referenceId.toLowerCase()) ?? leftAt;
-            this.#push(payload, id, since + caller.sendWindowMs, answer);
-          } else if (method === 'GET' && url.pathname.startsWith('/v1/collections/check/')) {
-            this.#status(decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)), answer);
-          } else answer(json(404, { code: 'E_NOT_FOUND', message: 'No such route' }), '404 route');
+        // Before the request leaves: the connection pool, a stalled event loop, a suspended machine. An attempt
+        // aborted meanwhile (its deadline) never leaves.
+        const stallMs = this.#chance(f.stall) ? this.#random() * f.maxStallMs : this.#random() * 20;
+        sim.at(sim.now + stallMs, caller.proc, `${id} leaves`, () => {
+          if (settled) {
+            this.#hit('aborted before leaving');
+            return;
+          }
+          depart();
         });
+        const depart = () => {
+          if (this.#chance(f.refuse)) {
+            this.#hit('refused connection');
+            const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+            sim.at(sim.now + this.#latency(), caller.proc, `${id} refused`, () =>
+              finish(() => reject(new TypeError('fetch failed', { cause }))),
+            );
+            return;
+          }
+          // The answer reaches the client as an operation of its process (if the attempt has not been aborted).
+          const answer = (response: Response, what: string): true => {
+            sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => finish(() => resolve(response)));
+            return true;
+          };
+          sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
+            if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
+              const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
+              // The effect's latest time: the caller's window after its write that let this attempt leave (the world's
+              // physics); a push that arrives later than that (it left late) takes effect when it arrives.
+              const since = this.sendingWrite(caller.proc, payload.referenceId.toLowerCase()) ?? sim.now;
+              this.#push(payload, id, since + caller.sendWindowMs, answer);
+            } else if (method === 'GET' && url.pathname.startsWith('/v1/collections/check/')) {
+              this.#status(decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)), answer);
+            } else answer(json(404, { code: 'E_NOT_FOUND', message: 'No such route' }), '404 route');
+          });
+        };
       });
     };
   }

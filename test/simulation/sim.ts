@@ -75,6 +75,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     failAfterCommit: random() * 0.15,
     garbleAfterCommit: random() < 0.3 ? random() * 0.1 : 0,
     duplicate: random() * 0.2,
+    stall: random() < 0.5 ? 0 : random() * 0.1,
+    maxStallMs: random() * 40_000,
     lateCommit: random() < 0.4 ? random() * 0.5 : 0,
     maxCommitMs: random() * 20_000,
     statusFail: random() * 0.15,
