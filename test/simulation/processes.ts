@@ -58,7 +58,9 @@ export function windowOf(settings: ClientSettings): number {
 
 export function clientFor(world: World, proc: Proc, settings: ClientSettings): CollectionsClient {
   return new CollectionsClient({
-    apiKey: API_KEY,
+    // Sometimes a key function that takes its time (a vault): the attempt's deadline must still hold.
+    apiKey:
+      world.random() < 0.3 ? () => new Promise<string>((resolve) => setTimeout(() => resolve(API_KEY), world.random() * 15_000)) : API_KEY,
     baseUrl: BASE_URL,
     fetch: world.service.fetchFor({ proc, sendWindowMs: windowOf(settings) }),
     journal: world.journal.forProcess(proc),

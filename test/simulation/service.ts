@@ -6,9 +6,10 @@
  * (up to the pushing client's window), reads that lag behind commits, duplicate delivery, unreadable 2xx bodies,
  * status words in any case and with blanks, words the client does not know while a payment is open.
  *
- * The model's physical bound (what no client rule can survive if broken): a push takes effect (commit plus read
- * lag) within the pushing client's send window after the journal write that let it leave, or at once when it
- * arrives later than that. `lateCommit` puts effects right at that edge.
+ * The model's physical bound (what no client rule can survive if broken): a push commits within the pushing
+ * client's send window after the journal write that let it leave (or when it arrives, if it left later than that),
+ * and reads see it less than the shortest grace of the world's readers later. `lateCommit` puts commits right at
+ * the window's edge.
  *
  * No vitest import (see scheduler.ts).
  */
@@ -47,7 +48,7 @@ export interface ServiceFaults {
   /** A request stalls before it leaves (connection pool, event loop, a suspended machine) for up to `maxStallMs`. */
   stall: number;
   maxStallMs: number;
-  /** Commits land at the edge of the pushing client's window (minus the read lag). */
+  /** Commits land at the edge of the pushing client's window. */
   lateCommit: number;
   maxCommitMs: number;
   statusFail: number;
@@ -221,7 +222,8 @@ export class Service {
       );
     }
     const lag = this.#random() * f.maxLagMs;
-    const room = Math.max(0, latestEffect - sim.now - lag - 1);
+    // The commit lands within the window; reads see it up to `lag` later.
+    const room = Math.max(0, latestEffect - sim.now - 1);
     const late = this.#chance(f.lateCommit);
     if (late) this.#hit('commit at the window edge');
     const commitMs = late ? room : Math.min(room, this.#random() * f.maxCommitMs);

@@ -64,7 +64,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const time = new VirtualTime(sim, seededRandom(seed ^ 0x7a11));
 
   // Swarm testing: this seed's own world.
-  const maxLagMs = random() < 0.5 ? 0 : random() * 3_000;
+  // Readers of this world: the grace they give a 404 (`undefined`: the default, 10 s).
+  const graces = pick(random, [[undefined], [undefined, 30_000], [undefined, 0, 30_000]]);
+  // Reads lag behind commits by less than the shortest grace of the world's readers (the documented assumption:
+  // a 404 within notFoundGraceMs may be "not visible yet"); a reader with grace 0 accepts no lag.
+  const shortestGrace = Math.min(...graces.map((grace) => grace ?? 10_000));
+  const maxLagMs = random() < 0.4 ? 0 : random() * Math.max(0, shortestGrace - 100);
   const faults: ServiceFaults = {
     dedupe: random() < 0.5,
     duplicateAs422: random() < 0.3,
