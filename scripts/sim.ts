@@ -54,18 +54,13 @@ if (isMainThread) {
     process.exitCode = 1;
   }
 } else {
-  const { runSimulation } = await import('../test/simulation/sim.ts');
+  const { sweep } = await import('../test/simulation/runner.ts');
   const { from, to } = workerData as Share;
-  let steps = 0;
-  let contendedSteps = 0;
-  const failed: number[] = [];
-  const probes = new Map<string, number>();
-  for (let seed = from; seed <= to; seed++) {
-    const result = await runSimulation({ seed });
-    steps += result.steps;
-    contendedSteps += result.stats.contendedSteps;
-    for (const [name, count] of result.probes) probes.set(name, (probes.get(name) ?? 0) + count);
-    if (result.violations.length > 0) failed.push(seed);
-  }
-  parentPort?.postMessage({ steps, contendedSteps, failed, probes: [...probes] });
+  const result = await sweep(from, to, Number.POSITIVE_INFINITY);
+  parentPort?.postMessage({
+    steps: result.steps,
+    contendedSteps: result.contendedSteps,
+    failed: result.failures.map((failure) => failure.seed),
+    probes: [...result.probes],
+  });
 }

@@ -12,6 +12,8 @@
  * No vitest import: the runner, the benchmark and the worker threads load this under Node's type stripping.
  */
 
+import { DueQueue } from '../../src/core/due-queue.js';
+
 /** Captured before any run replaces the global (virtual-time.ts traps everyone else's). */
 const realSetImmediate = globalThis.setImmediate;
 
@@ -42,58 +44,13 @@ interface Op {
 
 /** A virtual timer: at true time `at`, `fire` becomes a runnable operation of `proc`. */
 export interface Timer {
-  readonly at: number;
+  /** True time it fires at. */
+  readonly dueAt: number;
   readonly seq: number;
   readonly proc: Proc | undefined;
   readonly label: string;
   readonly fire: () => void;
   cancelled: boolean;
-}
-
-/** A binary min-heap of timers by (at, seq): deterministic order for equal times. */
-class TimerQueue {
-  readonly #heap: Timer[] = [];
-  get size(): number {
-    return this.#heap.length;
-  }
-  peek(): Timer | undefined {
-    return this.#heap[0];
-  }
-  push(timer: Timer): void {
-    const heap = this.#heap;
-    heap.push(timer);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(heap[i] as Timer, heap[parent] as Timer)) break;
-      [heap[i], heap[parent]] = [heap[parent] as Timer, heap[i] as Timer];
-      i = parent;
-    }
-  }
-  pop(): Timer | undefined {
-    const heap = this.#heap;
-    const top = heap[0];
-    const last = heap.pop();
-    if (heap.length > 0 && last !== undefined) {
-      heap[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && before(heap[l] as Timer, heap[m] as Timer)) m = l;
-        if (r < heap.length && before(heap[r] as Timer, heap[m] as Timer)) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m] as Timer, heap[i] as Timer];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-
-function before(a: Timer, b: Timer): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
 
 /** Waits until every microtask queued so far (and those they queue) has run: the resumed process is blocked again. */
@@ -119,7 +76,7 @@ export class Scheduler {
   readonly random: () => number;
   readonly trace: string[] | undefined;
   readonly #runnable: Op[] = [];
-  readonly #timers = new TimerQueue();
+  readonly #timers = new DueQueue<Timer>();
   #seq = 0;
   readonly procs: Proc[] = [];
   /** The process whose code runs now: `Date.now()` reads its clock. */
@@ -148,7 +105,7 @@ export class Scheduler {
 
   /** Runs `fire` as an operation of `proc` once true time reaches `at` (never, if `proc` dies first). */
   at(at: number, proc: Proc | undefined, label: string, fire: () => void): Timer {
-    const timer: Timer = { at: Math.max(at, this.now), seq: this.#seq++, proc, label, fire, cancelled: false };
+    const timer: Timer = { dueAt: Math.max(at, this.now), seq: this.#seq++, proc, label, fire, cancelled: false };
     this.#timers.push(timer);
     return timer;
   }
@@ -202,7 +159,7 @@ export class Scheduler {
       if (this.steps % 32 === 0 && stop()) return true;
       const next = this.#timers.peek();
       const eligible = this.#eligible();
-      const mayAdvance = next !== undefined && next.at <= until;
+      const mayAdvance = next !== undefined && next.dueAt <= until;
       if (eligible.length === 0 || (mayAdvance && knobs.advanceWhileRunnable > 0 && this.random() < knobs.advanceWhileRunnable)) {
         if (!mayAdvance) {
           // Only paused processes have work: time moves to the first one's wake-up.
@@ -213,7 +170,7 @@ export class Scheduler {
         }
         const timer = this.#timers.pop() as Timer;
         if (timer.cancelled || timer.proc?.dead) continue;
-        this.now = Math.max(this.now, timer.at);
+        this.now = Math.max(this.now, timer.dueAt);
         this.enqueue(timer.proc, timer.label, () => {
           if (!timer.cancelled) timer.fire();
         });
