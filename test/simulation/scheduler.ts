@@ -160,7 +160,9 @@ export class Scheduler {
       const next = this.#timers.peek();
       const eligible = this.#eligible();
       const mayAdvance = next !== undefined && next.dueAt <= until;
-      if (eligible.length === 0 || (mayAdvance && knobs.advanceWhileRunnable > 0 && this.random() < knobs.advanceWhileRunnable)) {
+      // Only processes are busy: the service's and the world's own operations are never delayed.
+      const delayable = mayAdvance && knobs.advanceWhileRunnable > 0 && !eligible.some((i) => this.#runnable[i]?.proc === undefined);
+      if (eligible.length === 0 || (delayable && this.random() < knobs.advanceWhileRunnable)) {
         if (!mayAdvance) {
           // Only paused processes have work: time moves to the first one's wake-up.
           const wake = this.#firstWake();
