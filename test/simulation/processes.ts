@@ -157,23 +157,32 @@ async function follow(world: World, client: CollectionsClient, reference: string
   const { random, ledger } = world;
   const way = random();
   try {
-    if (way < 0.4) {
-      const status = await client.pollUntilSettled(reference, { maxWaitMs: 10 * 60_000 });
-      ledger.settledWord(reference, 'pollUntilSettled', status.statusText);
-    } else if (way < 0.7) {
+    if (way < 0.4) await pollAndTell(world, client, reference, 10 * 60_000);
+    else if (way < 0.7) {
       const record = await client.waitForSettlement(reference, { maxWaitMs: 15 * 60_000 });
       ledger.finalRecord(reference, 'waitForSettlement', record);
     } else {
       for (let check = 0; check < 3; check++) {
         await pause(5_000 + random() * 60_000);
-        const status = await client.checkStatus(reference);
-        const meaning = STATUS_WORDS.meaningOf(status.statusText);
-        if (meaning === 'successful' || meaning === 'failed') ledger.settledWord(reference, 'checkStatus', status.statusText);
+        await checkAndTell(world, client, reference);
       }
     }
   } catch (error) {
     ledger.expected(error, 'following a payment');
   }
+}
+
+/** `pollUntilSettled`: its final word is what the caller is told. */
+async function pollAndTell(world: World, client: CollectionsClient, reference: string, maxWaitMs: number): Promise<void> {
+  const status = await client.pollUntilSettled(reference, { maxWaitMs });
+  world.ledger.settledWord(reference, 'pollUntilSettled', status.statusText);
+}
+
+/** `checkStatus`: a settled word is what the caller is told. */
+async function checkAndTell(world: World, client: CollectionsClient, reference: string): Promise<void> {
+  const status = await client.checkStatus(reference);
+  const meaning = STATUS_WORDS.meaningOf(status.statusText);
+  if (meaning === 'successful' || meaning === 'failed') world.ledger.settledWord(reference, 'checkStatus', status.statusText);
 }
 
 /** A settlement worker of this process; reports every `onSettled`. Runs until the process dies. */
@@ -203,14 +212,8 @@ export async function check(world: World, client: CollectionsClient, rounds: num
     if (known.length === 0) continue;
     const reference = pick(random, known);
     try {
-      if (random() < 0.5) {
-        const status = await client.pollUntilSettled(reference, { maxWaitMs: 60_000 });
-        ledger.settledWord(reference, 'pollUntilSettled', status.statusText);
-      } else {
-        const status = await client.checkStatus(reference);
-        const meaning = STATUS_WORDS.meaningOf(status.statusText);
-        if (meaning === 'successful' || meaning === 'failed') ledger.settledWord(reference, 'checkStatus', status.statusText);
-      }
+      if (random() < 0.5) await pollAndTell(world, client, reference, 60_000);
+      else await checkAndTell(world, client, reference);
     } catch (error) {
       ledger.expected(error, 'a status check');
     }
