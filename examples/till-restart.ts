@@ -59,7 +59,9 @@ if (process.argv[2] === '--till') {
       console.log(
         `last sale ${record.referenceId} (${record.amount} ${record.currency}, ${record.phoneNumber}): ${SAY[saleOutcome(record)]}`,
       );
-      // A push the crashed till sent a moment ago may still reach the phone: no verdict before decidableAt.
+      // A push the crashed till sent may still reach the phone: no verdict before decidableAt. A restarted process
+      // must itself watch such a record for the push window plus the grace (116 s with the defaults) before it may say
+      // "not sent", however old the record is: show "checking" and call recover() again then.
       if (record.decidableAt !== undefined) console.log(`  checking, up to ${secondsUntil(record.decidableAt)} s`);
     }
     const last = recovered.at(-1);

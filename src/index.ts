@@ -23,6 +23,7 @@ export {
   type KnownCollectionStatus,
 } from './collections/schemas.js';
 export type { SettlementWorker, SettlementWorkerOptions } from './collections/settlement-worker.js';
+export { type SettlementBoundInputs, settlementBoundMs } from './collections/settlement-worker-options.js';
 export { DEFAULT_STATUS_WORDS, type StatusWordsOption } from './collections/status-words.js';
 export type { WaitForSettlementOptions } from './collections/wait-for-settlement.js';
 export type { ApiKeySource, ClientOptions, FetchFunction, RequestOptions, ResponseEvent } from './core/config.js';
@@ -40,6 +41,7 @@ export {
   JournalError,
   type KnownErrorCode,
   NotFoundError,
+  PaymentContradictionError,
   PermissionDeniedError,
   PollTimeoutError,
   RateLimitError,
@@ -60,6 +62,7 @@ export type {
   SettlementWorkerEvent,
   SettlementWorkerView,
   WorkerCheckEvent,
+  WorkerContradictionEvent,
   WorkerPausedEvent,
   WorkerSettledEvent,
 } from './core/instrumentation.js';
@@ -70,11 +73,13 @@ export type { HttpMethod } from './core/transport.js';
 export type { OpenEnum } from './core/validation.js';
 export { SDK_VERSION } from './core/version.js';
 export {
+  type ContradictingAnswer,
   isOpenPaymentState,
   type LeaseRequest,
   type NewPaymentRecord,
   OPEN_PAYMENT_STATES,
   type PaymentChange,
+  type PaymentContradiction,
   type PaymentError,
   type PaymentEvent,
   type PaymentFilter,
@@ -82,6 +87,8 @@ export {
   type PaymentRecord,
   type PaymentState,
   type PaymentTransition,
+  sendWindowOf,
+  UNKNOWN_SEND_WINDOW_MS,
   withDecidableAt,
 } from './journal/journal.js';
 export { MemoryJournal, type MemoryJournalOptions } from './journal/memory.js';

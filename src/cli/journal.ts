@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { PaymentEvent, PaymentRecord, PaymentState } from '../index.js';
-import type { Command } from './main.js';
+import { isOpenPaymentState, type PaymentEvent, type PaymentRecord, type PaymentState } from '../index.js';
+import type { Command } from './command.js';
 import { closeJournal, Failure, openJournal, parse, UsageError, wholeNumber } from './shared.js';
 
-const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--limit <n>] [--journal <url>]
+const USAGE = `Usage: tap-collections-sdk journal list [--state <state>]... [--contradictions] [--limit <n>] [--journal <url>]
        tap-collections-sdk journal show <referenceId> [--journal <url>]
 
 list   the payments of the journal, oldest first: created, reference, state, amount, phone (masked), last status
@@ -21,6 +21,7 @@ Exit codes: 0 done, 1 failed (no such payment, journal unreadable), 2 bad usage.
 Options:
   --journal <url>   sqlite:<file> or postgres://user:password@host/database
   --state <state>   only payments in this state (repeatable)
+  --contradictions  only closed payments the service contradicted (kept in their state, marked: a person must look)
   --limit <n>       at most this many payments
   -h, --help        show this help
 `;
@@ -44,8 +45,8 @@ function amount(record: PaymentRecord): string {
   return `${record.amount.toFixed(2)} ${record.currency}`;
 }
 
-function listLines(records: readonly PaymentRecord[]): string {
-  if (records.length === 0) return 'No payments.\n';
+function listLines(records: readonly PaymentRecord[], contradictions = false): string {
+  if (records.length === 0) return contradictions ? 'No contradicted payments.\n' : 'No payments.\n';
   const rows = records.map((record) => [
     time(record.createdAt).slice(0, 19),
     record.referenceId,
@@ -53,8 +54,9 @@ function listLines(records: readonly PaymentRecord[]): string {
     amount(record),
     phone(record.phoneNumber),
     record.statusText ?? '',
+    ...(contradictions ? [record.contradiction?.statusText ?? ''] : []),
   ]);
-  const header = ['CREATED (UTC)', 'REFERENCE', 'STATE', 'AMOUNT', 'PHONE', 'LAST STATUS'];
+  const header = ['CREATED (UTC)', 'REFERENCE', 'STATE', 'AMOUNT', 'PHONE', 'LAST STATUS', ...(contradictions ? ['SERVICE SAYS'] : [])];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const format = (row: readonly string[]) =>
     `${row
@@ -80,6 +82,14 @@ export function showLines(record: PaymentRecord, history: readonly PaymentEvent[
   text += field('reason', record.reason);
   if (record.error !== undefined)
     text += field('error', [record.error.name, record.error.status, record.error.code].filter((part) => part !== undefined).join(' '));
+  const { contradiction } = record;
+  if (contradiction !== undefined) {
+    const request = contradiction.requestId === undefined ? '' : `, request ${contradiction.requestId}`;
+    text += field(
+      'CONTRADICTED',
+      `the service answered "${contradiction.statusText}" at ${time(contradiction.at)}${request}, by ${contradiction.by}`,
+    );
+  }
   if (history === undefined) return `${text}\nHistory: this journal keeps no history (only the current state is shown).\n`;
   if (history.length === 0) return `${text}\nHistory: no changes recorded.\n`;
   text += '\nHistory (oldest first, UTC):\n';
@@ -98,18 +108,31 @@ export function showLines(record: PaymentRecord, history: readonly PaymentEvent[
 }
 
 async function list(args: readonly string[]) {
-  const { values } = parse(args, { journal: { type: 'string' }, state: { type: 'string', multiple: true }, limit: { type: 'string' } }, 0);
+  const { values } = parse(
+    args,
+    {
+      journal: { type: 'string' },
+      state: { type: 'string', multiple: true },
+      limit: { type: 'string' },
+      contradictions: { type: 'boolean' },
+    },
+    0,
+  );
+  const contradictions = values.contradictions === true;
   const states = values.state ?? [];
   for (const state of states)
     if (!STATES.includes(state as PaymentState)) throw new UsageError(`--state must be one of ${STATES.join(', ')}, got '${state}'`);
   const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, 'limit', 0, 1);
   const opened = await openJournal(values.journal);
   try {
-    const records = await opened.list({
-      ...(states.length === 0 ? {} : { states: states as PaymentState[] }),
-      ...(limit === undefined ? {} : { limit }),
-    });
-    process.stdout.write(listLines(records));
+    // Only a final record carries a contradiction; the limit counts the records shown.
+    const wanted = states.length === 0 ? undefined : (states as PaymentState[]);
+    const records = contradictions
+      ? (await opened.list({ states: (wanted ?? STATES).filter((state) => !isOpenPaymentState(state)) }))
+          .filter((record) => record.contradiction !== undefined)
+          .slice(0, limit)
+      : await opened.list({ ...(wanted === undefined ? {} : { states: wanted }), ...(limit === undefined ? {} : { limit }) });
+    process.stdout.write(listLines(records, contradictions));
   } finally {
     await closeJournal(opened);
   }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Command } from './command.js';
 import { journalCommand } from './journal.js';
 import { pollCommand } from './poll.js';
 import { recoverCommand } from './recover.js';
@@ -11,13 +12,6 @@ import { describeError, UsageError } from './shared.js';
 import { simulateCommand } from './simulate.js';
 import { statusCommand } from './status.js';
 import { workerCommand } from './worker.js';
-
-/** One command: its help text and what it does (resolving with the exit code, or leaving it to a signal). */
-export interface Command {
-  readonly summary: string;
-  readonly usage: string;
-  run(args: readonly string[]): Promise<number | undefined>;
-}
 
 const COMMANDS: Record<string, Command> = {
   simulate: simulateCommand,

@@ -13,6 +13,7 @@ export const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
 export class WorkerMetrics {
   readonly #checks = new Map<string, number>();
   readonly #settled = new Map<string, number>();
+  readonly #contradictions = new Map<string, number>();
   readonly #buckets = LATENCY_BUCKETS.map(() => 0);
   #latencySum = 0;
   #latencyCount = 0;
@@ -39,6 +40,8 @@ export class WorkerMetrics {
       });
       this.#latencySum += seconds;
       this.#latencyCount++;
+    } else if (event.type === 'contradiction') {
+      this.#contradictions.set(event.state, (this.#contradictions.get(event.state) ?? 0) + 1);
     } else this.#pauses++;
   }
 
@@ -64,6 +67,12 @@ export class WorkerMetrics {
       'counter',
       'Payments brought to a final state, by state.',
       labelled(this.#settled, 'state'),
+    );
+    family(
+      'tap_collections_worker_contradictions_total',
+      'counter',
+      'Closed payments the service contradicted (marked, kept in their state), by the journal state.',
+      labelled(this.#contradictions, 'state'),
     );
     family('tap_collections_worker_pauses_total', 'counter', '429 answers, each pausing every check of the worker.', [['', this.#pauses]]);
     family(

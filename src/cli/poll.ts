@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { clientFromEnvironment, clock, parse, required, wholeNumber } from './shared.js';
 import { statusLines } from './status.js';
 

@@ -4,7 +4,7 @@
  * @module
  */
 import type { PaymentRecord } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { clientFromEnvironment, closeJournal, openJournal, parse } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk recover --journal <url>
@@ -13,6 +13,8 @@ Checks every open payment of the journal (initiating, pending, unknown) with the
 CollectionsClient.recover() does after a restart, then prints each payment it looked at and what a till shows.
 
 Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL, COLLECTIONS_JOURNAL (default for --journal).
+A 404 that is not the Collections API's own answer (a wrong COLLECTIONS_BASE_URL or proxy) closes nothing: each such
+payment is named on stderr, stays as it was, and the command exits 1 with a ConfigurationError.
 Exit codes: 0 done (payments the service could not be asked about stay open), 1 failed, 2 bad usage.
 
 Options:

@@ -6,7 +6,7 @@
  */
 import { isBlockedPort } from '../core/connection-failure.js';
 import type { ReceivedRequest, RunningSimulator } from '../testing/index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { Failure, parse, UsageError } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk simulate [options]

@@ -4,7 +4,7 @@
  * @module
  */
 import type { CollectionStatus } from '../index.js';
-import type { Command } from './main.js';
+import type { Command } from './command.js';
 import { clientFromEnvironment, Failure, parse, required } from './shared.js';
 
 const USAGE = `Usage: tap-collections-sdk status <referenceId>
@@ -13,7 +13,9 @@ Asks the Collections Gateway API once how a collection stands (GET /v1/collectio
 its status, transaction code and reason.
 
 Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL.
-Exit codes: 0 answered, 1 failed (unknown reference, rejected key, service unreachable), 2 bad usage.
+A 404 is reported as "does not show a collection", never as proof that nothing was sent; a 404 that is not the
+Collections API's own answer (a wrong COLLECTIONS_BASE_URL or proxy) is reported as a ConfigurationError.
+Exit codes: 0 answered, 1 failed (not shown, wrong base URL, rejected key, service unreachable), 2 bad usage.
 
 Options:
   -h, --help   show this help
@@ -44,7 +46,11 @@ export const statusCommand: Command = {
     try {
       process.stdout.write(statusLines(referenceId, await client.checkStatus(referenceId)));
     } catch (error) {
-      if (error instanceof NotFoundError) throw new Failure(`no collection with referenceId ${referenceId}`);
+      // The service's own 404 (any other is a ConfigurationError naming the base URL): not seen, which proves nothing.
+      if (error instanceof NotFoundError)
+        throw new Failure(
+          `the service does not show a collection with referenceId ${referenceId} (HTTP 404); this is no proof the push was never sent: do not start the sale over on it (recover --journal decides that)`,
+        );
       throw error;
     }
     return 0;

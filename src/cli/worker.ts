@@ -5,8 +5,8 @@
  * @module
  */
 import { createServer, type Server } from 'node:http';
-import type { PaymentJournal } from '../index.js';
-import type { Command } from './main.js';
+import type { PaymentJournal, SettlementWorker } from '../index.js';
+import type { Command } from './command.js';
 import { WorkerMetrics } from './metrics.js';
 import {
   clientFromEnvironment,
@@ -40,7 +40,9 @@ Options:
   -h, --help                show this help
 
 GET /healthz answers 200 once the journal answers a read (each probe reads it), 503 before, while it does not,
-and while stopping. GET /metrics answers the Prometheus text format (tap_collections_worker_*).
+while stopping, and while the service's 404s cannot be trusted (a 404 that is not the Collections API's own
+answer: COLLECTIONS_BASE_URL or a proxy is wrong; no payment is closed on a 404 then, and the worker logs it at
+error). GET /metrics answers the Prometheus text format (tap_collections_worker_*).
 `;
 
 const OPTIONS = {
@@ -79,22 +81,29 @@ export const workerCommand: Command = {
     try {
       const client = await clientFromEnvironment(journal, metrics.instrumentation);
       let stopping = false;
+      let worker: SettlementWorker | undefined;
       if (port !== undefined) {
-        server = serve(journal, metrics, () => stopping);
+        server = serve(
+          journal,
+          metrics,
+          () => stopping,
+          () => worker?.configurationProblem,
+        );
         await listen(server, port, values.host ?? '0.0.0.0');
       }
-      const worker = client.startSettlementWorker({ requestsPerSecond, ...schedule });
+      worker = client.startSettlementWorker({ requestsPerSecond, ...schedule });
       const address = server?.address();
       const where = address && typeof address === 'object' ? `; /healthz and /metrics on port ${address.port}` : '';
       process.stdout.write(
         `Settlement worker ${worker.workerId} started: journal ${describeJournal(url as string)}, ${requestsPerSecond} checks/s${where}.\n`,
       );
+      const running = worker;
       const stop = (signal: NodeJS.Signals) => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
         stopping = true;
         process.stdout.write(`Stopping (${signal}): releasing leases…\n`);
-        void worker.stop();
+        void running.stop();
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
@@ -109,7 +118,7 @@ export const workerCommand: Command = {
   },
 };
 
-function serve(journal: PaymentJournal, metrics: WorkerMetrics, stopping: () => boolean): Server {
+function serve(journal: PaymentJournal, metrics: WorkerMetrics, stopping: () => boolean, problem: () => Error | undefined): Server {
   return createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
@@ -118,6 +127,8 @@ function serve(journal: PaymentJournal, metrics: WorkerMetrics, stopping: () => 
     if (request.method !== 'GET' && request.method !== 'HEAD') return answer(405, 'method not allowed\n');
     if (path === '/healthz') {
       if (stopping()) return answer(503, 'stopping\n');
+      const misdirected = problem();
+      if (misdirected !== undefined) return answer(503, `unhealthy: ${describeError(misdirected)}\n`);
       void probe(journal).then(
         () => answer(200, 'ok\n'),
         (error: unknown) => answer(503, `journal not answering: ${describeError(error)}\n`),

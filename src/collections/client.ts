@@ -8,21 +8,25 @@ import {
   ApiError,
   ConfigurationError,
   ConflictError,
+  JournalError,
   NotFoundError,
   RequestValidationError,
   ResponseValidationError,
+  UnknownOutcomeError,
   UnprocessableEntityError,
 } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
-import { BACKOFF_MAX_MS } from '../core/retry.js';
+import { attemptWindowMs } from '../core/retry.js';
 import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import { RecordWatch } from '../journal/record-watch.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
 import { JournalBinding } from './journal-binding.js';
 import { initiateWithJournal, NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
+import { NotFoundEvidence, notProof, provenNotSent } from './not-found-evidence.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
@@ -99,6 +103,8 @@ export class CollectionsClient {
   readonly #phoneNumberFormat: PhoneNumberFormat;
   readonly #journal: JournalBinding | undefined;
   readonly #statusWords: StatusWords;
+  /** Whether a status check's 404 is the service's own answer: the one judgement every entry point uses. */
+  readonly #evidence: NotFoundEvidence;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -119,6 +125,7 @@ export class CollectionsClient {
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
     this.#journal =
       options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
+    this.#evidence = new NotFoundEvidence(() => this.health());
   }
 
   /**
@@ -185,7 +192,9 @@ export class CollectionsClient {
         const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
         const result = await this.#transport.send({ method: 'POST', path: CREATE_PATH, route: CREATE_PATH, body }, limited, attemptNumber);
         // Every field of the 202's data, including those the document does not list.
-        return withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data);
+        const created = withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data);
+        this.#evidence.markProved();
+        return created;
       },
       lookup: async (attemptNumber) => {
         try {
@@ -203,13 +212,18 @@ export class CollectionsClient {
 
   /**
    * After a restart: checks every open payment of the journal (`initiating`, `pending`, `unknown`) with the service
-   * and moves it on: settled → `successful` / `failed`; still pending → `pending`; not held by the service (404)
-   * while `initiating` or `unknown` and untouched for `notFoundGraceMs` → `not-sent` (safe to start the sale over);
-   * unreachable → left as it was. Payments this client is sending right now are left to their `initiate`.
-   * Resolves with the records it looked at, in their new states, oldest first; `saleOutcome(record)` says what
-   * a till shows for each.
+   * and moves it on: settled → `successful` / `failed`; still pending → `pending`; not held by the service (the
+   * service's own 404) while `initiating` or `unknown`, once the record's age passes its sender's attempt window plus
+   * `notFoundGraceMs` both by the journal's clock and by this process's own watch of it → `not-sent` (safe to start
+   * the sale over); unreachable, or too young → left as it was (`decidableAt` says from when a verdict is possible:
+   * after a restart, this process must first watch the record for the window plus the grace, 116 s with the
+   * defaults, so call `recover()` again then, or run a settlement worker). Payments this client is sending right now
+   * are left to their `initiate`. Resolves with the records it looked at, in their new states, oldest first;
+   * `saleOutcome(record)` says what a till shows for each.
    *
-   * @throws {@link ConfigurationError} for a client without a journal.
+   * @throws {@link ConfigurationError} for a client without a journal; also, after every payment was checked, when
+   * a status check answered a 404 that is not the Collections service's own (the base URL or a proxy is wrong): the
+   * message names `baseUrl` and each payment left open so.
    * @throws {@link JournalError} when the journal cannot be read or written.
    * @throws {@link AuthenticationError} / {@link PermissionDeniedError} when the key cannot check statuses.
    */
@@ -227,13 +241,17 @@ export class CollectionsClient {
     );
   }
 
-  /** A status check with retries: the status, or `undefined` when the service holds no such collection. */
+  /**
+   * A status check with retries: the status, or `undefined` when the service holds no such collection (a 404 that
+   * is evidence; any other 404 rejects with `ConfigurationError`, see `NotFoundEvidence`).
+   */
   async #findStatus(referenceId: string, settings: CallSettings): Promise<CollectionStatus | undefined> {
     try {
       return await this.#transport.withRetries(settings, () => this.#checkStatusOnce(referenceId, settings));
     } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
+      if (!(error instanceof NotFoundError)) throw error;
+      await this.#evidence.judge(error);
+      return undefined;
     }
   }
 
@@ -241,8 +259,18 @@ export class CollectionsClient {
    * The collection's status (`GET /v1/collections/check/:referenceId`). `transactionCode` and `reason`
    * may be absent or null while it is pending.
    *
+   * A 404 follows the one rule of docs/assumptions.md ("One 404 rule"): with a journal holding the payment
+   * `initiating` or `unknown`, it closes the record as `not-sent` only when provable (see `recover()`), and before
+   * then rejects with {@link UnknownOutcomeError} carrying `decidableAt`.
+   *
    * @throws {@link RequestValidationError} when `referenceId` is not a UUID (nothing is sent).
-   * @throws {@link NotFoundError} when no collection has this reference.
+   * @throws {@link NotFoundError} when the service (its own 404) holds no collection with this reference. That is
+   * **no proof the push was never sent** (it may still arrive, or the read lag): never start a sale over on it. Only
+   * a journal record in state `not-sent` is (the message then says the journal recorded it).
+   * @throws {@link UnknownOutcomeError} with a journal, for a 404 on an `initiating` or `unknown` payment before
+   * its `decidableAt`.
+   * @throws {@link ConfigurationError} for a 404 that is not the Collections service's answer (no error envelope, or
+   * a base URL that has not proved to serve the API): `baseUrl` or a proxy is wrong; nothing is recorded.
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
@@ -267,34 +295,52 @@ export class CollectionsClient {
       if (journal !== undefined) await journal.recordStatus(reference, status, 'checkStatus');
       return status;
     } catch (error) {
-      if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'checkStatus');
+      if (error instanceof NotFoundError) return this.#afterNotFound(reference, error, settings, 'checkStatus');
       throw error;
     }
   };
 
   /**
-   * With a journal, a 404 may close the record as `not-sent`, but only when the journal proves no attempt can
-   * still arrive (see `settleNotFound`); otherwise the record stays open. A journal failure here is logged: the
-   * caller's answer (the 404) stands.
+   * The one 404 rule of `checkStatus` and `pollUntilSettled` (`recover()` and the worker apply the same rule through
+   * the same judgement and `settleNotFound`): resolves with a status the recheck found, or rejects with what the 404
+   * means for this payment.
+   *
+   * - Not the service's own 404 (see `NotFoundEvidence`): `ConfigurationError`, nothing recorded.
+   * - No journal, no record, or a record the service accepted (`pending`) or closed: `NotFoundError` saying it is no
+   *   proof the push was never sent.
+   * - `initiating` / `unknown`, not yet provable by both clocks: `UnknownOutcomeError` with `decidableAt`.
+   * - `initiating` / `unknown`, provable, and the recheck answers 404 too: recorded `not-sent`, `NotFoundError` saying so
+   *   (also for a record already `not-sent`).
    */
-  async #recordNotFound(referenceId: string, settings: CallSettings, by: string): Promise<void> {
+  async #afterNotFound(reference: string, error: NotFoundError, settings: CallSettings, by: string): Promise<CollectionStatus> {
+    await this.#evidence.judge(error);
     const journal = this.#journal;
-    if (journal === undefined) return;
+    if (journal === undefined) throw notProof(error);
+    let found: CollectionStatus | undefined;
+    let verdict: Awaited<ReturnType<JournalBinding['settleNotFound']>>;
     try {
-      await journal.settleNotFound(
-        referenceId,
+      verdict = await journal.settleNotFound(
+        reference,
         NOT_FOUND_GRACE_MS,
         async () => {
-          const status = await this.#findStatus(referenceId, { ...settings, signal: settings.signal });
-          return status === undefined ? 'not-found' : journal.statusObservation(status);
+          found = await this.#findStatus(reference, settings);
+          return found === undefined ? 'not-found' : journal.statusObservation(found);
         },
         by,
       );
-    } catch (error) {
-      journal.logger.warn(`payment journal: could not record that the service does not hold referenceId ${referenceId}`, {
-        reason: error instanceof Error ? error.message : String(error),
-      });
+    } catch (failure) {
+      if (!(failure instanceof JournalError)) throw failure;
+      // The journal cannot say: the 404 stands, for what it is worth (no proof).
+      journal.logger.warn(`payment journal: could not judge a 404 for referenceId ${reference}`, { reason: failure.message });
+      throw notProof(error);
     }
+    if (found !== undefined) return found;
+    const record = verdict.record;
+    if (record?.state === 'not-sent') throw provenNotSent(error);
+    if (record !== undefined && (record.state === 'initiating' || record.state === 'unknown')) {
+      throw new UnknownOutcomeError(reference, error, verdict.decidableAt ?? record.decidableAt);
+    }
+    throw notProof(error);
   }
 
   /**
@@ -309,6 +355,7 @@ export class CollectionsClient {
       attemptNumber,
     );
     const status = parseResponse(CheckStatusResponseSchema, result, 'collections').data;
+    this.#evidence.markProved();
     if (warnUnknown) this.#statusWords.warnIfUnknown(referenceId, status.statusText, this.#transport.logger);
     return status;
   }
@@ -321,38 +368,48 @@ export class CollectionsClient {
    * Checks at once, then after `initialDelayMs` (5 s), then every `intervalMs` growing to `maxIntervalMs`
    * (1.5 s → 2 s), jittered. When you set `intervalMs`, it is also the first pause (unless you set
    * `initialDelayMs` too). Network errors, timeouts, 408, 429 (honouring `Retry-After`) and 5xx keep it
-   * waiting; 400/401/403/422 end it at once; a 404 keeps it waiting for `notFoundGraceMs` (10 s), then ends it.
-   * `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is not used).
+   * waiting; 400/401/403/422 end it at once. A 404 follows the one 404 rule (docs/assumptions.md): without a
+   * journal (or for a payment the journal does not hold open), it keeps waiting for `notFoundGraceMs` (10 s), then
+   * ends with {@link NotFoundError} (no proof the push was never sent); with a journal holding the payment
+   * `initiating` or `unknown`, it keeps waiting until a `not-sent` verdict is provable within `maxWaitMs` (then
+   * recorded, and the poll ends with a `NotFoundError` saying so), else ends at `maxWaitMs` with
+   * {@link UnknownOutcomeError} carrying `decidableAt`. A 404 that is not the service's own ends it at once with
+   * {@link ConfigurationError}. `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is
+   * not used).
    *
    * @throws {@link PollTimeoutError} at `maxWaitMs` (2 min), even with a request in flight. The payment may
    * still settle: keep the `referenceId` and check again later. Its `unrecognizedStatuses` names the words seen
    * that `statusWords` does not.
+   * @throws {@link UnknownOutcomeError} at `maxWaitMs`, with a journal, when every answer since the last status was
+   * a 404 for an `initiating` or `unknown` payment whose verdict is not yet provable (`decidableAt` says when).
    * @throws {@link RequestValidationError} on a bad option; with a journal, also for a `settledStatuses` word
    * that is not a successful or failed word of `statusWords` (nothing is sent).
    */
   async pollUntilSettled(referenceId: string, options: PollOptions = {}): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
-    return this.#transport.traced('collections.pollUntilSettled', this.#transport.settingsFor(options), async (settings) => {
-      try {
-        return await pollUntilSettled(
-          reference,
-          async (timeoutMs, deadline) => {
-            const status = await this.#checkStatusOnce(reference, { ...settings, maxRetries: 0, timeoutMs, deadline }, 1, false);
-            await this.#journal?.recordStatus(reference, status, 'poll');
-            return status;
-          },
-          options,
-          settings.timeoutMs,
-          this.#transport.logger,
-          this.#statusWords,
-          this.#journal !== undefined,
-        );
-      } catch (error) {
-        // The poll's definitive 404 (past its grace): the journal records the verdict when it is provable.
-        if (error instanceof NotFoundError) await this.#recordNotFound(reference, settings, 'poll');
-        throw error;
-      }
-    });
+    return this.#transport.traced('collections.pollUntilSettled', this.#transport.settingsFor(options), (settings) =>
+      pollUntilSettled(
+        reference,
+        async (timeoutMs, deadline) => {
+          const once = { ...settings, maxRetries: 0, timeoutMs, deadline };
+          let status: CollectionStatus;
+          try {
+            status = await this.#checkStatusOnce(reference, once, 1, false);
+          } catch (error) {
+            // Each 404 is judged by the one rule as it comes: a verdict ends the poll, "not yet" keeps it waiting.
+            if (error instanceof NotFoundError) return this.#afterNotFound(reference, error, once, 'poll');
+            throw error;
+          }
+          await this.#journal?.recordStatus(reference, status, 'poll');
+          return status;
+        },
+        options,
+        settings.timeoutMs,
+        this.#transport.logger,
+        this.#statusWords,
+        this.#journal !== undefined,
+      ),
+    );
   }
 
   /**
@@ -375,6 +432,10 @@ export class CollectionsClient {
     const context: SettlementWorkerContext = {
       journal,
       check,
+      judgeNotFound: (error) => this.#evidence.judge(error),
+      // The client's own watch when the worker settles the client's journal: a payment this process wrote counts
+      // from its own write. Another journal: a watch of its own.
+      watch: journal === this.#journal?.journal ? this.#journal.watch : new RecordWatch(),
       timeoutMs: settings.timeoutMs,
       maxRetryAfterMs: this.#transport.maxRetryAfterMs,
       // The client's check awaits beforeSend where the request leaves: the worker's token is taken there.
@@ -444,7 +505,9 @@ export class CollectionsClient {
     const spec = { method: 'GET', path: `/v1/collections/${encodeURIComponent(id)}`, route: '/v1/collections/{id}' } as const;
     return this.#transport.traced('collections.getById', this.#transport.settingsFor(options), async (settings) => {
       const result = await this.#transport.withRetries(settings, (attemptNumber) => this.#transport.send(spec, settings, attemptNumber));
-      return parseResponse(GetCollectionResponseSchema, result, 'collections').data;
+      const details = parseResponse(GetCollectionResponseSchema, result, 'collections').data;
+      this.#evidence.markProved();
+      return details;
     });
   }
 
@@ -458,6 +521,7 @@ export class CollectionsClient {
     const spec = { method: 'GET', path: '/health', route: '/health' } as const;
     return this.#transport.traced('collections.health', this.#transport.settingsFor(options), async (settings) => {
       const result = await this.#transport.withRetries(settings, (attemptNumber) => this.#transport.send(spec, settings, attemptNumber));
+      this.#evidence.markProved();
       return result.body;
     });
   }
@@ -468,12 +532,13 @@ export class CollectionsClient {
    * (`GET /v1/collections/check/:referenceId`), which no collection holds. Call it once at start-up.
    *
    * Resolves when the key is accepted by both and the status check answers as the Collections API does:
-   * 404 in a JSON error body (no such collection). The status check proves what `/health` cannot: that the
-   * key may read collections, and that the Collections routes live under `baseUrl`. Nothing is created or journaled.
+   * 404 in its error envelope (no such collection), judged by the same rule as every status check's 404. The
+   * status check proves what `/health` cannot: that the key may read collections, and that the Collections routes
+   * live under `baseUrl`. Nothing is created or journaled.
    *
    * @throws {@link ConfigurationError} when `baseUrl` does not serve the Collections API: `/health` or the
-   * status check answered 404 or 405 as a server without those routes does (a 404 that is not a JSON body), or
-   * a 2xx that is not a collection status. `cause` holds the original error.
+   * status check answered 404 or 405 as a server without those routes does (a 404 without the Collections error
+   * envelope, or one naming a route), or a 2xx that is not a collection status. `cause` holds the original error.
    * @throws {@link AuthenticationError} when the key is missing, invalid, revoked or expired (401).
    * @throws {@link PermissionDeniedError} when the key may not check collections (403).
    * @throws {@link ConnectionError} / {@link TimeoutError} when the service cannot be reached.
@@ -498,11 +563,13 @@ export class CollectionsClient {
     try {
       await this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
     } catch (error) {
-      // The service's "no such collection" is a JSON error body; a server without the route answers HTML, text or nothing.
-      if (error instanceof NotFoundError && error.body !== null && typeof error.body === 'object') return;
-      if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
-        throw notCollections(probe, `HTTP ${error.status}${error.status === 404 ? ' without a JSON error body' : ''}`, error);
+      // The service's "no such collection" is its error envelope; a server without the route answers HTML, text,
+      // nothing, or another service's envelope: the one judgement of a 404 says which (`/health` proved the URL).
+      if (error instanceof NotFoundError) {
+        await this.#evidence.judge(error);
+        return;
       }
+      if (error instanceof ApiError && error.status === 405) throw notCollections(probe, `HTTP ${error.status}`, error);
       if (error instanceof ResponseValidationError) throw notCollections(probe, 'a body that is not a collection status', error);
       throw error;
     }
@@ -527,7 +594,7 @@ export class CollectionsClient {
  * time limit and the backoff between them (3 × 30 s + 2 × 8 s with the defaults).
  */
 function sendWindowMs(settings: CallSettings): number {
-  return (settings.maxRetries + 1) * settings.timeoutMs + settings.maxRetries * BACKOFF_MAX_MS;
+  return attemptWindowMs(settings.maxRetries, settings.timeoutMs);
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type ErrorEnvelope, stringField } from '../core/error-mapper.js';
+import { type ErrorEnvelope, isFailureEnvelope, stringField } from '../core/error-mapper.js';
 import type { FieldError } from '../core/errors.js';
 
 /** The `code` of the Collections API's 422 validation problem. @group Errors */
@@ -20,9 +20,13 @@ function fieldErrors(body: unknown): FieldError[] | undefined {
   }));
 }
 
-/** Reads a Collections error body: `code`, a message (`message`, else `detail`, else `title`), `requestId`, `errors[]`. */
+/**
+ * Reads a Collections error body: `code`, a message (`message`, else `detail`, else `title`), `requestId`, `errors[]`.
+ * It is the service's own envelope only with `success: false` and a string `code` (the Tap API's `code` is a number).
+ */
 export function readCollectionsErrorEnvelope(body: unknown): ErrorEnvelope {
   return {
+    isServiceEnvelope: isFailureEnvelope(body, 'code'),
     code: stringField(body, 'code'),
     message: stringField(body, 'message') ?? stringField(body, 'detail') ?? stringField(body, 'title'),
     requestId: stringField(body, 'requestId'),

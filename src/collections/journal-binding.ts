@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { ApiError, ConfigurationError, JournalError } from '../core/errors.js';
+import { ApiError, ConfigurationError, JournalError, PaymentContradictionError } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import type { PaymentError, PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import { RecordWatch } from '../journal/record-watch.js';
 import {
   type Advanced,
   advance,
@@ -15,6 +16,7 @@ import {
   type PaymentObservation,
   type RecheckStatus,
   settleNotFound,
+  verdictBound,
 } from '../journal/state-machine.js';
 import type { CollectionStatus } from './schemas.js';
 import type { StatusWords } from './status-words.js';
@@ -29,8 +31,14 @@ export class JournalBinding {
   readonly statusWords: StatusWords;
   /** Payments whose `initiate` runs in this client now: `recover()` leaves them alone, a second call waits. */
   readonly inFlight = new Map<string, Promise<unknown>>();
+  /**
+   * This process's own watch of the open records it wrote or read (the second measure of a record's age before
+   * `not-sent`; see `RecordWatch`). Shared by the client's settlement worker when it settles the same journal.
+   */
+  readonly watch: RecordWatch;
 
-  constructor(journal: unknown, logger: LevelLogger, statusWords: StatusWords) {
+  /** @param watch - The process's watch of open records (a new one by default). */
+  constructor(journal: unknown, logger: LevelLogger, statusWords: StatusWords, watch: RecordWatch = new RecordWatch()) {
     if (!isPaymentJournal(journal)) {
       throw new ConfigurationError(
         `Invalid CollectionsClient options: journal must be a PaymentJournal (${JOURNAL_METHODS.join(', ')}; see checkPaymentJournal)`,
@@ -39,6 +47,7 @@ export class JournalBinding {
     this.journal = journal;
     this.logger = logger;
     this.statusWords = statusWords;
+    this.watch = watch;
   }
 
   /** Runs a journal operation; its failure becomes a {@link JournalError} saying what could not be done. */
@@ -52,9 +61,19 @@ export class JournalBinding {
   }
 
   /** Moves the record by what was learnt (see `advance`); a journal failure is a {@link JournalError}. */
-  observe(referenceId: string, observation: PaymentObservation, by: string, basedOn?: PaymentRecord): Promise<Advanced> {
+  async observe(referenceId: string, observation: PaymentObservation, by: string, basedOn?: PaymentRecord): Promise<Advanced> {
     const scrubbed = scrubObservation(observation, this.logger);
-    return this.use(`record ${observation.kind}`, referenceId, (journal) => advance(journal, referenceId, scrubbed, by, basedOn));
+    const moved = await this.use(`record ${observation.kind}`, referenceId, (journal) =>
+      advance(journal, referenceId, scrubbed, by, basedOn),
+    );
+    if (moved.applied && moved.record !== undefined) this.wrote(moved.record);
+    return moved;
+  }
+
+  /** A record this process wrote: an open one's watch counts from this write. */
+  wrote(record: PaymentRecord): void {
+    if (record.state === 'initiating' || record.state === 'unknown') this.watch.watched(record);
+    else this.watch.forget(record.referenceId);
   }
 
   /**
@@ -68,13 +87,17 @@ export class JournalBinding {
     by: string,
     basedOn?: PaymentRecord,
   ): Promise<Advanced | undefined> {
+    let advanced: Advanced;
     try {
-      return await this.observe(referenceId, observation, by, basedOn);
+      advanced = await this.observe(referenceId, observation, by, basedOn);
     } catch (error) {
       this.logger.error(`payment journal: could not record ${observation.kind} for referenceId ${referenceId}; recover() will`, {
         reason: error instanceof JournalError && error.cause instanceof Error ? error.cause.message : String(error),
       });
+      return undefined;
     }
+    throwIfContradicted(referenceId, advanced, observation);
+    return advanced;
   }
 
   /** Records a status the service answered (settled → final, otherwise `pending`), writing only what is new. */
@@ -87,7 +110,11 @@ export class JournalBinding {
     return this.statusWords.observation(status, requestId);
   }
 
-  /** After a 404: the `not-sent` verdict when it is provable (see `settleNotFound`), else the record as it is. */
+  /**
+   * After a 404 that is evidence (see `NotFoundEvidence`): the `not-sent` verdict when it is provable (see
+   * `settleNotFound`: the record's age by the journal's clock and by this process's own watch), else the record
+   * as it is, its `decidableAt` the later of the two bounds.
+   */
   async settleNotFound(
     referenceId: string,
     graceMs: number,
@@ -107,10 +134,27 @@ export class JournalBinding {
       }
     };
     try {
-      return await settleNotFound(this.journal, referenceId, graceMs, scrubbedRecheck, by, conclusion);
+      return await settleNotFound(this.journal, this.watch, referenceId, graceMs, scrubbedRecheck, by, conclusion);
     } catch (error) {
       if (recheckFailure !== undefined && recheckFailure.error === error) throw error;
       throw new JournalError('Payment journal: could not record a payment the service does not hold', referenceId, error);
+    }
+  }
+
+  /**
+   * The earliest time a `not-sent` verdict on `record` is possible for this process (ISO 8601): the later of the
+   * journal's bound and this process's own watch of the record (see `settleNotFound`), with `graceMs` of grace.
+   * The record's own `decidableAt` when the journal's clock cannot be read.
+   */
+  async decidableAt(record: PaymentRecord, graceMs: number): Promise<string | undefined> {
+    if (record.state !== 'initiating' && record.state !== 'unknown') return undefined;
+    try {
+      const journalNow = Date.parse(await this.journal.now());
+      const bound = verdictBound(record, this.watch.watched(record), journalNow, graceMs);
+      if (bound === 'now') return Number.isFinite(journalNow) ? new Date(journalNow).toISOString() : record.decidableAt;
+      return bound ?? record.decidableAt;
+    } catch {
+      return record.decidableAt;
     }
   }
 
@@ -118,6 +162,21 @@ export class JournalBinding {
   scrubText(text: string): string {
     return this.logger.redact(text);
   }
+}
+
+/**
+ * Rejects with {@link PaymentContradictionError} when the service's answer contradicted the final record (marked
+ * by then, see `advance`): a contradiction is never a quiet success.
+ */
+export function throwIfContradicted(referenceId: string, advanced: Advanced, observation: PaymentObservation): void {
+  if (advanced.contradiction === undefined) return;
+  const requestId = observation.kind === 'status' || observation.kind === 'accepted' ? observation.requestId : undefined;
+  throw new PaymentContradictionError({
+    referenceId,
+    recordState: advanced.record?.state ?? 'unknown',
+    statusText: advanced.contradiction.statusText,
+    requestId,
+  });
 }
 
 /** An observation with the text it would store scrubbed as log text is (phone numbers masked, the key removed). */

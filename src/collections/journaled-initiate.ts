@@ -94,7 +94,10 @@ async function initiateOnce<Result extends InitiatedCollection>(
   const inserted = await binding.use('write the payment before sending it (nothing was sent)', payment.referenceId, (journal) =>
     journal.insert(record),
   );
-  if (inserted !== undefined) return sendAndRecord(binding, call, inserted);
+  if (inserted !== undefined) {
+    binding.wrote(inserted);
+    return sendAndRecord(binding, call, inserted);
+  }
   const existing = await binding.use('read the payment (nothing was sent)', payment.referenceId, (journal) =>
     journal.get(payment.referenceId),
   );
@@ -179,7 +182,7 @@ async function reconcile<Result extends InitiatedCollection>(
   if (verdict.applied && verdict.record?.state === 'initiating') return sendAndRecord(binding, call, verdict.record);
   const record = verdict.record ?? existing;
   if (!verdict.decidable || record.state === 'initiating' || record.state === 'unknown') {
-    throw new UnknownOutcomeError(referenceId, undefined, record.decidableAt);
+    throw new UnknownOutcomeError(referenceId, undefined, verdict.decidableAt ?? record.decidableAt);
   }
   return reconcile(binding, call, record);
 }
@@ -229,7 +232,7 @@ async function sendAndRecord<Result extends InitiatedCollection>(
       throw new UnknownOutcomeError(
         referenceId,
         overtaken.cause ?? new JournalError(overtaken.message, referenceId, undefined),
-        record?.decidableAt,
+        record === undefined ? undefined : await binding.decidableAt(record, NOT_FOUND_GRACE_MS),
       );
     }
     const recorded = await binding.observeAfterSending(referenceId, failure(error, attempts), BY, own);

@@ -5,10 +5,19 @@
  * @module
  */
 import { isTimerMs, MAX_TIMER_MS, type RequestOptions } from '../core/config.js';
-import { ApiError, NotFoundError, PollTimeoutError, RequestValidationError, TimeoutError, type ValidationIssue } from '../core/errors.js';
+import {
+  ApiError,
+  NotFoundError,
+  PollTimeoutError,
+  RequestValidationError,
+  TimeoutError,
+  UnknownOutcomeError,
+  type ValidationIssue,
+} from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import { isRetryable } from '../core/retry.js';
 import { sleep } from '../core/sleep.js';
+import { isNotSentVerdict } from './not-found-evidence.js';
 import type { CollectionStatus } from './schemas.js';
 import { normalizeStatusWord, type StatusWords } from './status-words.js';
 
@@ -28,7 +37,8 @@ export interface PollOptions extends RequestOptions {
   maxIntervalMs?: number;
   /**
    * How long after the poll starts a 404 is read as "not visible yet" (a collection accepted a moment
-   * ago) rather than "no such collection". @defaultValue 10000
+   * ago) rather than "no such collection", for a payment no journal holds open. A payment the journal holds
+   * `initiating` or `unknown` waits for the journal's verdict instead (see `pollUntilSettled`). @defaultValue 10000
    */
   notFoundGraceMs?: number;
   /**
@@ -148,6 +158,8 @@ function planPoll(options: PollOptions, words: StatusWords, journaled: boolean):
 /**
  * One status check: a single attempt limited to `timeoutMs`, whose waits before sending (the key function,
  * the concurrency queue) end at `deadline` (epoch ms) with a `TimeoutError`. The poll itself rides failures out.
+ * A 404 comes back judged by the one 404 rule: `UnknownOutcomeError` (a verdict not yet provable: keep waiting),
+ * a `NotFoundError` carrying a recorded `not-sent` verdict (end now), or a plain `NotFoundError` (the grace applies).
  */
 export type StatusCheck = (timeoutMs: number, deadline: number) => Promise<CollectionStatus>;
 
@@ -180,9 +192,12 @@ export async function pollUntilSettled(
   let lastStatus: CollectionStatus | undefined;
   // A 404 seen, and no status ever: nothing with this reference was seen (the timeout says so).
   let sawNotFound = false;
+  // The journal's "not provable yet" for the 404s since the last status: what the poll ends with at its deadline.
+  let undecided: UnknownOutcomeError | undefined;
   // Words the status words do not name, by normalized word (made on the first one only: most polls never see one).
   let unrecognized: Map<string, string> | undefined;
   const timedOut = () =>
+    undecided ??
     new PollTimeoutError(referenceId, lastStatus, plan.maxWaitMs, sawNotFound && lastStatus === undefined, [
       ...(unrecognized?.values() ?? []),
     ]);
@@ -193,6 +208,7 @@ export async function pollUntilSettled(
     const cutByDeadline = remainingMs < requestTimeoutMs;
     try {
       const status = await check(Math.min(requestTimeoutMs, remainingMs), deadline);
+      undecided = undefined;
       if (lastStatus?.statusText !== status.statusText) notify(plan.onUpdate, status, logger);
       lastStatus = status;
       const meaning = words.meaningOf(status.statusText);
@@ -204,9 +220,12 @@ export async function pollUntilSettled(
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      if (error instanceof NotFoundError) sawNotFound = true;
+      if (error instanceof NotFoundError || error instanceof UnknownOutcomeError) sawNotFound = true;
+      if (isNotSentVerdict(error)) throw error;
+      if (error instanceof UnknownOutcomeError) undecided = error;
       if (cutByDeadline && error instanceof TimeoutError) throw timedOut();
-      const waitingFor404 = error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs;
+      const waitingFor404 =
+        error instanceof UnknownOutcomeError || (error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs);
       if (!waitingFor404 && !isRetryable(error)) throw error;
       if (error instanceof ApiError && error.retryAfterMs !== undefined) pauseMs = Math.max(pauseMs, error.retryAfterMs);
       logger.debug(`status check of ${referenceId} failed; still waiting`, { reason: (error as Error).message });

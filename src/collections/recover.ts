@@ -4,19 +4,29 @@
  * @module
  */
 import type { RequestOptions } from '../core/config.js';
-import { AuthenticationError, ConfigurationError, JournalError, PermissionDeniedError, RequestValidationError } from '../core/errors.js';
+import {
+  AuthenticationError,
+  ConfigurationError,
+  JournalError,
+  type PaymentContradictionError,
+  PermissionDeniedError,
+  RequestValidationError,
+} from '../core/errors.js';
 import { UUID_PATTERN } from '../core/uuid.js';
 import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
-import type { JournalBinding } from './journal-binding.js';
+import type { Advanced, PaymentObservation } from '../journal/state-machine.js';
+import { type JournalBinding, throwIfContradicted } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
+import { WrongBaseUrlError } from './not-found-evidence.js';
 import type { CollectionStatus } from './schemas.js';
 
 /** Options of `CollectionsClient.recover`. */
 export interface RecoverOptions extends RequestOptions {
   /**
-   * A record `initiating` or `unknown` that the service does not hold (404) becomes `not-sent` once the
-   * journal's clock says it has been untouched for the attempt window of the client that last sent it
-   * (recorded with it) plus this long: by then its push cannot still be on its way, and a lagging status read
+   * A record `initiating` or `unknown` that the service does not hold (its own 404) becomes `not-sent` once it
+   * has been untouched for the attempt window of the client that last sent it (recorded with it) plus this long,
+   * measured both by the journal's clock and by this process's own monotonic watch of the record (a process that
+   * reads it first waits that long once): by then its push cannot still be on its way, and a lagging status read
    * has caught up. A longer grace waits longer; `0` waits for the window alone, never less.
    * @defaultValue `10000`
    */
@@ -28,7 +38,10 @@ export interface RecoverOptions extends RequestOptions {
   concurrency?: number;
 }
 
-/** A status check by reference with the call's retries: the status, or `undefined` on 404. */
+/**
+ * A status check by reference with the call's retries: the status, or `undefined` on the service's own 404
+ * (`WrongBaseUrlError` for any other 404).
+ */
 export type RecoverCheck = (referenceId: string, options: RequestOptions) => Promise<CollectionStatus | undefined>;
 
 /** Errors that no other record would escape: stop and reject rather than leave every record "unreachable". */
@@ -63,14 +76,35 @@ export async function recoverPayments(
     return false;
   });
   const results: PaymentRecord[] = new Array(records.length);
+  // Contradictions are said once every other payment has been recovered: one must not hold up the rest.
+  const contradictions: PaymentContradictionError[] = [];
+  const noteContradiction = (referenceId: string, advanced: Advanced, observation: PaymentObservation) => {
+    try {
+      throwIfContradicted(referenceId, advanced, observation);
+    } catch (error) {
+      contradictions.push(error as PaymentContradictionError);
+    }
+  };
+
   let next = 0;
   let fatal: { error: unknown } | undefined;
+  /** Payments left open because a 404 was not the service's own (a wrong base URL or proxy), with the first such error. */
+  const misdirected: PaymentRecord[] = [];
+  let wrongBaseUrl: WrongBaseUrlError | undefined;
 
   const recoverOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
     try {
       return await settleOne(record);
     } catch (error) {
-      if (requestOptions.signal?.aborted || isFatal(error) || error instanceof JournalError) throw error;
+      if (requestOptions.signal?.aborted) throw error;
+      if (error instanceof WrongBaseUrlError) {
+        // Said per payment, and the call fails once all were checked: a 404 that is not the service's proves nothing.
+        wrongBaseUrl ??= error;
+        misdirected.push(record);
+        binding.logger.error(`recover: ${record.referenceId} left ${record.state}: ${error.message}`);
+        return record;
+      }
+      if (isFatal(error) || error instanceof JournalError) throw error;
       binding.logger.warn(`recover: could not check referenceId ${record.referenceId}; left ${record.state}`, {
         reason: error instanceof Error ? error.message : String(error),
       });
@@ -81,7 +115,9 @@ export async function recoverPayments(
   const settleOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
     const status = await check(record.referenceId, requestOptions);
     if (status !== undefined) {
-      const moved = await binding.observe(record.referenceId, binding.statusObservation(status), 'recover');
+      const observation = binding.statusObservation(status);
+      const moved = await binding.observe(record.referenceId, observation, 'recover');
+      noteContradiction(record.referenceId, moved, observation);
       return moved.record ?? record;
     }
     if (record.state === 'pending') {
@@ -98,6 +134,7 @@ export async function recoverPayments(
       },
       'recover',
     );
+    noteContradiction(record.referenceId, verdict, { kind: 'not-found' });
     return verdict.record ?? record;
   };
 
@@ -113,5 +150,24 @@ export async function recoverPayments(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
   if (fatal !== undefined) throw fatal.error;
+  if (wrongBaseUrl !== undefined) throw leftOpen(misdirected, wrongBaseUrl);
+  const [contradicted] = contradictions;
+  if (contradicted !== undefined) {
+    for (const error of contradictions) binding.logger.error(`recover: ${error.message}`);
+    throw contradicted;
+  }
   return results;
+}
+
+/** How many payments the error of a misdirected `recover()` names (the log names every one). */
+const NAMED = 20;
+
+/** `recover()`'s error when some 404s were not the service's: every payment so left open, by reference and state. */
+function leftOpen(records: readonly PaymentRecord[], first: WrongBaseUrlError): ConfigurationError {
+  const named = records.slice(0, NAMED).map((record) => `${record.referenceId} (${record.state})`);
+  const more = records.length > NAMED ? ` and ${records.length - NAMED} more (each is in the log)` : '';
+  return new ConfigurationError(
+    `recover(): ${records.length} payment(s) left open because the base URL does not answer as the Collections API (check baseUrl / COLLECTIONS_BASE_URL and any proxy): ${named.join(', ')}${more}`,
+    { cause: first },
+  );
 }

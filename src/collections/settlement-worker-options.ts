@@ -4,10 +4,12 @@
  *
  * @module
  */
-import { isTimerMs } from '../core/config.js';
-import { RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import { DEFAULTS as CLIENT_DEFAULTS, isTimerMs } from '../core/config.js';
+import { type ConfigurationError, type NotFoundError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
+import { attemptWindowMs } from '../core/retry.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
+import type { RecordWatch } from '../journal/record-watch.js';
 import { POLL_DEFAULTS, type PollSchedule } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import type { StatusWords } from './status-words.js';
@@ -32,6 +34,13 @@ export interface SettlementWorkerOptions {
    * checked, once a minute, until it settles. Without it, a `warn` line says so.
    */
   onStale?: (record: PaymentRecord) => void | Promise<void>;
+  /**
+   * Called when the service answers something that contradicts a payment the journal has closed (it holds a
+   * collection recorded `not-sent` or `rejected`, or settled it the other way): the record keeps its state and is
+   * marked (`record.contradiction`); a person must look at it. Without it, an `error` line says so.
+   * @defaultValue none (an `error` line)
+   */
+  onContradiction?: (record: PaymentRecord) => void | Promise<void>;
   /** How long a payment may stay open before it is reported (see `onStale`). @defaultValue 86400000 (24 h) */
   staleAfterMs?: number;
   /** Stops the worker when aborted (as {@link SettlementWorker.stop}). */
@@ -43,10 +52,11 @@ export interface SettlementWorkerOptions {
   /** The largest pause between two checks of one payment. @defaultValue 2000 */
   maxIntervalMs?: number;
   /**
-   * How long after its record was last written a 404 still means "not visible yet" for an `unknown`
-   * record; after it, the record becomes `not-sent`. An `initiating` record waits at least as long as an
-   * `initiate` call of this client can last (its attempts, timeouts and backoff), so a request still in
-   * flight elsewhere is never declared not sent. `pending` records never become `not-sent`.
+   * The grace beyond the attempt window of the payment's last sender (recorded with it: 3 × 30 s + 2 × 8 s with the
+   * defaults) during which a 404 still means "not visible yet" for an `initiating` or `unknown` record; after both,
+   * the record becomes `not-sent`. Measured twice: by the journal's clock from the record's last write, and by this
+   * process's own monotonic clock from when it first saw that version (a worker that starts waits that long once).
+   * Only the service's own 404 counts (see `configurationProblem`). `pending` records never become `not-sent`.
    * @defaultValue 10000
    */
   notFoundGraceMs?: number;
@@ -76,6 +86,14 @@ export interface SettlementWorker {
   stop(): Promise<void>;
   /** Resolves once the worker has stopped (by {@link SettlementWorker.stop} or its `signal`). */
   readonly done: Promise<void>;
+  /**
+   * Set while the worker's last judged 404 was not the Collections service's own answer (no error envelope, or a
+   * base URL that has not proved to serve the API: a wrong `baseUrl` or proxy): the `ConfigurationError` naming
+   * `baseUrl`. Meanwhile no payment is closed on a 404 (each stays open and is checked on); it was logged at `error`
+   * when it began, and the CLI worker's `/healthz` answers 503. Cleared (`undefined`) as soon as a check answers as
+   * the service does again (a status, or its own 404). @defaultValue `undefined`
+   */
+  readonly configurationProblem: ConfigurationError | undefined;
 }
 
 /** What the worker needs from its client. */
@@ -98,6 +116,13 @@ export interface SettlementWorkerContext {
    * worker takes the token itself just before calling `check`. @defaultValue false
    */
   readonly tokenAtSend?: boolean;
+  /**
+   * The one judgement of a status check's 404 (see `NotFoundEvidence.judge`): resolves when it is the service's own
+   * answer; rejects with `WrongBaseUrlError` when not, or with the `/health` check's error when it cannot tell.
+   */
+  readonly judgeNotFound: (error: NotFoundError) => Promise<void>;
+  /** This process's watch of open records (the second measure of their age; see `RecordWatch`). */
+  readonly watch: RecordWatch;
   /** The client's per-attempt time limit. */
   readonly timeoutMs: number;
   /** The client's retries after a first attempt (bounds how long an `initiate` can last). */
@@ -134,7 +159,7 @@ export function plan(options: SettlementWorkerOptions): Plan {
     if (!isTimerMs(value, min)) issues.push({ path: `options.${key}`, message: `must be a whole number of milliseconds ≥ ${min}` });
     return value;
   };
-  for (const key of ['onSettled', 'onStale'] as const) {
+  for (const key of ['onSettled', 'onStale', 'onContradiction'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function')
       issues.push({ path: `options.${key}`, message: 'must be a function' });
   }
@@ -153,4 +178,52 @@ export function plan(options: SettlementWorkerOptions): Plan {
   if (result.maxIntervalMs < result.intervalMs) issues.push({ path: 'options.maxIntervalMs', message: 'must not be less than intervalMs' });
   if (issues.length > 0) throw new RequestValidationError(issues, 'options');
   return result;
+}
+
+/** A payment open an hour is checked at most once a minute (`maxIntervalMs` aside): the slowest pace of checks. */
+export const SLOWEST_CHECK_PAUSE_MS = 60_000;
+
+/** What {@link settlementBoundMs} is computed from: the workers' options, and two facts about the backlog. */
+export interface SettlementBoundInputs
+  extends Pick<
+    SettlementWorkerOptions,
+    'notFoundGraceMs' | 'leaseMs' | 'scanIntervalMs' | 'maxIntervalMs' | 'intervalMs' | 'requestsPerSecond'
+  > {
+  /**
+   * The largest attempt window among the open records (`sendWindowOf`); `Infinity` (a record whose window is not
+   * known) makes the bound `Infinity`. @defaultValue the default client's: 3 attempts × 30 s + 2 backoffs × 8 s = 106 s
+   */
+  readonly sendWindowMs?: number;
+  /** How many payments are open when the faults stop. @defaultValue 0 */
+  readonly openPayments?: number;
+}
+
+/**
+ * The liveness bound, in milliseconds: once faults stop (the service answers as itself, the journal is reachable, no
+ * process crashes, no clock steps) and at least one settlement worker runs, every open payment whose outcome the
+ * service can state (it holds the collection settled, or holds none) reaches that final state within
+ *
+ * `leaseMs + scanIntervalMs + openPayments / requestsPerSecond + 2 × (sendWindowMs + notFoundGraceMs) + 2 × max(60 s, maxIntervalMs)`
+ *
+ * - `leaseMs + scanIntervalMs`: the payments of a worker that died are taken by another;
+ * - `openPayments / requestsPerSecond`: a payment's turn in the workers' budget (their `requestsPerSecond` together);
+ * - `2 × (sendWindowMs + notFoundGraceMs)`: before `not-sent`, the journal's clock must say the record is that old and
+ *   the deciding process must have watched it unchanged that long on its own clock; the bound does not count on the
+ *   two waits overlapping (a worker that first reads the record, after a restart or a lease taken over, just as the
+ *   journal's clock allows the verdict, waits the whole window again);
+ * - `2 × max(60 s, maxIntervalMs)`: the longest pause between two checks of one payment, before the check that
+ *   decides and before its recheck.
+ *
+ * A payment the service keeps `pending`, or whose window is not known (`Infinity`: the bound is `Infinity`), reaches
+ * no final state by itself: `onStale` reports it once it has been open `staleAfterMs`, and it is checked at least once
+ * a minute meanwhile. With every default and no backlog: 383 000 ms (6 min 23 s).
+ */
+export function settlementBoundMs(inputs: SettlementBoundInputs = {}): number {
+  const { sendWindowMs, openPayments = 0, ...options } = inputs;
+  const worker = plan(options);
+  const window = sendWindowMs ?? attemptWindowMs(CLIENT_DEFAULTS.maxRetries, CLIENT_DEFAULTS.timeoutMs);
+  if (!(window >= 0 && window < Number.POSITIVE_INFINITY)) return Number.POSITIVE_INFINITY;
+  const pause = Math.max(SLOWEST_CHECK_PAUSE_MS, worker.maxIntervalMs);
+  const backlogMs = Math.ceil((openPayments / worker.requestsPerSecond) * 1000);
+  return worker.leaseMs + worker.scanIntervalMs + backlogMs + 2 * (window + worker.notFoundGraceMs) + 2 * pause;
 }

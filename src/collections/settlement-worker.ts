@@ -10,13 +10,14 @@
  * @module
  */
 import { type DueItem, DueQueue } from '../core/due-queue.js';
-import { ApiError, NotFoundError } from '../core/errors.js';
+import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors.js';
 import { backoffDelayMs, isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
 import { isOpenPaymentState, type PaymentChange, type PaymentRecord, type PaymentState } from '../journal/journal.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
 import { scrubObservation } from './journal-binding.js';
+import { WrongBaseUrlError } from './not-found-evidence.js';
 import { pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import {
@@ -25,6 +26,7 @@ import {
   type SettlementWorker,
   type SettlementWorkerContext,
   type SettlementWorkerOptions,
+  SLOWEST_CHECK_PAUSE_MS,
 } from './settlement-worker-options.js';
 
 export type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
@@ -48,7 +50,6 @@ interface Held extends DueItem {
 
 /** A payment open this long is checked at most once a minute (the pause grows with age until then). */
 const SLOW_AFTER_MS = 60 * 60_000;
-const SLOWEST_PAUSE_MS = 60_000;
 /** A payment younger than this on its first check is "new": its first check goes before every re-check. */
 const FRESH_MS = 60_000;
 /** The share of a lease period's budget a worker leases for (the rest is slack for late answers and renewals). */
@@ -87,6 +88,7 @@ class Worker implements SettlementWorker {
   /** Payments already reported as stale, or as unusable (a foreign reference id). */
   readonly #reported = new Set<string>();
   readonly #onStale: SettlementWorkerOptions['onStale'];
+  readonly #onContradiction: SettlementWorkerOptions['onContradiction'];
   /** Checks waiting for a token at the wire. */
   #waitingForToken = 0;
   /** Checks started that have not taken their token yet (in the client's queue, or its key function). */
@@ -114,6 +116,7 @@ class Worker implements SettlementWorker {
   #nextRenewAt: number;
   #scanning: Promise<void> | undefined;
   #renewing: Promise<void> | undefined;
+  #configurationProblem: ConfigurationError | undefined;
 
   constructor(context: SettlementWorkerContext, options: SettlementWorkerOptions) {
     this.#plan = plan(options);
@@ -121,6 +124,7 @@ class Worker implements SettlementWorker {
     this.#context = context;
     this.#onSettled = options.onSettled;
     this.#onStale = options.onStale;
+    this.#onContradiction = options.onContradiction;
     const { requestsPerSecond, leaseMs, maxIntervalMs, maxLeasedPayments } = this.#plan;
     // Payments at the fastest pace need one check per maxIntervalMs each: the budget keeps this many on schedule.
     // Leasing more would only make them wait here while another worker idles.
@@ -150,6 +154,28 @@ class Worker implements SettlementWorker {
   readonly #onAbort = () => {
     void this.stop();
   };
+
+  get configurationProblem(): ConfigurationError | undefined {
+    return this.#configurationProblem;
+  }
+
+  /** A 404 that is not the service's own: said once at `error` as it starts, then the worker reports unhealthy. */
+  #misdirected(error: WrongBaseUrlError, referenceId: string): void {
+    if (this.#configurationProblem === undefined) {
+      this.#context.logger.error(
+        `settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${referenceId})`,
+        reasonOf(error),
+      );
+    }
+    this.#configurationProblem = error;
+  }
+
+  /** A check answered as the service does (a status, or its own 404 from a proved base URL). */
+  #answeredLikeTheService(): void {
+    if (this.#configurationProblem === undefined) return;
+    this.#configurationProblem = undefined;
+    this.#context.logger.warn('settlement worker: the base URL answers as the Collections API again; 404s are judged again');
+  }
 
   stop(): Promise<void> {
     this.#stopped ??= this.#shutDown();
@@ -284,8 +310,25 @@ class Worker implements SettlementWorker {
       void this.#reportStale(entry.referenceId);
     }
     // Grows with age: a minute's pause after an hour, 30 s after half an hour, the schedule's for young payments.
-    const slowest = Math.max(SLOWEST_PAUSE_MS, this.#plan.maxIntervalMs);
-    return Math.max(scheduled, Math.min(slowest, Math.round((ageMs * SLOWEST_PAUSE_MS) / SLOW_AFTER_MS)));
+    const slowest = Math.max(SLOWEST_CHECK_PAUSE_MS, this.#plan.maxIntervalMs);
+    return Math.max(scheduled, Math.min(slowest, Math.round((ageMs * SLOWEST_CHECK_PAUSE_MS) / SLOW_AFTER_MS)));
+  }
+
+  /** A payment whose final record the service contradicts (marked by then): `onContradiction`, else an `error` line. */
+  async #reportContradiction(record: PaymentRecord): Promise<void> {
+    const { logger } = this.#context;
+    const { referenceId, state, contradiction } = record;
+    try {
+      if (this.#onContradiction !== undefined) await this.#onContradiction(record);
+      else {
+        logger.error(
+          `settlement worker: the service contradicts ${referenceId}, which the journal records as ${state}; the record keeps its state and is marked (journal list --contradictions): a person must look at it`,
+          { state, statusText: contradiction?.statusText, requestId: contradiction?.requestId },
+        );
+      }
+    } catch (error) {
+      logger.error(`settlement worker: onContradiction threw for ${referenceId}`, reasonOf(error));
+    }
   }
 
   async #reportStale(referenceId: string): Promise<void> {
@@ -373,6 +416,8 @@ class Worker implements SettlementWorker {
       gone: false,
     };
     this.#held.set(record.referenceId, entry);
+    // The lease is this process's first sight of a payment another process wrote: its own watch starts here.
+    if (record.state === 'initiating' || record.state === 'unknown') this.#context.watch.watched(record);
     // Leased again while a check from before the lease was lost is still in flight: due when that check ends.
     if (this.#checking.has(record.referenceId)) return;
     // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now.
@@ -469,6 +514,7 @@ class Worker implements SettlementWorker {
         return;
       }
       this.#rateLimited = 0;
+      this.#answeredLikeTheService();
       // An unknown word was warned about (once per payment and word) where the client read it.
       const observation = scrubObservation(this.#context.statusWords.observation(status), this.#context.logger);
       if (observation.state !== 'pending') {
@@ -478,6 +524,7 @@ class Worker implements SettlementWorker {
         if (entry.state !== 'pending' || entry.statusText !== observation.statusText) {
           const moved = await advance(this.#context.journal, entry.referenceId, observation, this.#by);
           if (moved.record !== undefined && !isOpenPaymentState(moved.record.state)) {
+            if (moved.contradiction !== undefined) await this.#reportContradiction(moved.record);
             this.#forget(entry);
             return;
           }
@@ -521,8 +568,16 @@ class Worker implements SettlementWorker {
       this.#schedule(entry, 0);
       return;
     }
-    if (error instanceof NotFoundError && (entry.state === 'initiating' || entry.state === 'unknown')) {
-      if (await this.#notFound(entry)) return;
+    if (error instanceof NotFoundError) {
+      try {
+        await this.#context.judgeNotFound(error);
+        this.#answeredLikeTheService();
+        if ((entry.state === 'initiating' || entry.state === 'unknown') && (await this.#notFound(entry))) return;
+      } catch (problem) {
+        if (problem instanceof WrongBaseUrlError) this.#misdirected(problem, entry.referenceId);
+        else if (!isRetryable(problem)) throw problem;
+        logger.debug(`settlement worker: a 404 for ${entry.referenceId} was not judged; still waiting`, reasonOf(problem));
+      }
     }
     if (isRetryable(error) || error instanceof NotFoundError) {
       logger.debug(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
@@ -542,9 +597,10 @@ class Worker implements SettlementWorker {
    * close that then lost its race (an attempt began meanwhile) would have announced a false outcome.
    */
   async #notFound(entry: Held): Promise<boolean> {
-    const { journal } = this.#context;
+    const { journal, watch } = this.#context;
     const verdict = await settleNotFound(
       journal,
+      watch,
       entry.referenceId,
       this.#plan.notFoundGraceMs,
       async () => {
@@ -552,13 +608,16 @@ class Worker implements SettlementWorker {
           const again = await this.#send(entry.referenceId, this.#context.timeoutMs, this.#takeToken);
           return scrubObservation(this.#context.statusWords.observation(again), this.#context.logger);
         } catch (error) {
-          if (error instanceof NotFoundError) return 'not-found';
-          throw error;
+          if (!(error instanceof NotFoundError)) throw error;
+          // The deciding 404 is judged like the first: only the service's own answer closes a payment.
+          await this.#context.judgeNotFound(error);
+          return 'not-found';
         }
       },
       this.#by,
     );
     const record = verdict?.record;
+    if (verdict.contradiction !== undefined && record !== undefined) await this.#reportContradiction(record);
     if (record === undefined || isOpenPaymentState(record.state)) {
       if (record !== undefined) entry.state = record.state;
       return false;
@@ -582,8 +641,13 @@ class Worker implements SettlementWorker {
     const { journal, logger } = this.#context;
     const current = await journal.get(entry.referenceId);
     if (current === undefined || !isOpenPaymentState(current.state)) {
-      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver.
+      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver, unless
+      // the service's answer contradicts the outcome they recorded: that is marked and reported.
       // A final record is never leased again: its lease needs no release (one write less per payment).
+      if (current !== undefined && decide(current, observation, this.#by).kind === 'contradiction') {
+        const marked = await advance(journal, entry.referenceId, observation, this.#by);
+        if (marked.contradiction !== undefined && marked.record !== undefined) await this.#reportContradiction(marked.record);
+      }
       this.#forget(entry);
       return;
     }
@@ -599,6 +663,7 @@ class Worker implements SettlementWorker {
       }
     }
     await advance(journal, entry.referenceId, observation, this.#by);
+    this.#context.watch.forget(entry.referenceId);
     this.#forget(entry);
   }
 }

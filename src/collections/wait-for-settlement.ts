@@ -6,7 +6,7 @@
  * @module
  */
 import { isTimerMs } from '../core/config.js';
-import { JournalError, PollTimeoutError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
+import { JournalError, PaymentContradictionError, PollTimeoutError, RequestValidationError, type ValidationIssue } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../journal/journal.js';
 
@@ -83,7 +83,12 @@ export async function waitForSettlement(
         reads++;
         if (record !== undefined) last = record;
         if (record !== undefined && !isOpenPaymentState(record.state)) {
-          finish(() => resolve(record));
+          // A final record the service contradicted is no answer to hand a till (see PaymentContradictionError).
+          const { contradiction } = record;
+          if (contradiction !== undefined) {
+            const error = new PaymentContradictionError({ referenceId, recordState: record.state, ...contradiction });
+            finish(() => reject(error));
+          } else finish(() => resolve(record));
           return;
         }
       } catch (error) {

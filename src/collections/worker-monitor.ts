@@ -36,6 +36,8 @@ export class WorkerMonitor {
         const result = await inner.transition(referenceId, version, change);
         // A final record is no longer leasable: its lease ends with it.
         if (result.record !== undefined && !isOpenPaymentState(result.record.state)) leased.delete(referenceId);
+        // Each contradiction this worker marks is counted once (a record already marked with the word is not written).
+        if (result.applied && change.contradiction !== undefined) this.#emit({ type: 'contradiction', state: result.record.state });
         return result;
       },
       now: () => inner.now(),

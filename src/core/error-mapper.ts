@@ -15,6 +15,11 @@ export interface ErrorEnvelope {
   readonly message?: string | undefined;
   readonly requestId?: string | undefined;
   readonly errors?: readonly FieldError[] | undefined;
+  /**
+   * True when the body is the service's own error envelope (Collections: `success: false` with a string `code`;
+   * Tap: `success: false` with a string `error`), not a proxy's page, an empty body or another service's envelope.
+   */
+  readonly isServiceEnvelope?: boolean | undefined;
 }
 
 /** Reads a service's error envelope from a parsed body. Must never throw: anything unreadable is left out. */
@@ -69,8 +74,16 @@ export function mapErrorResponse(
     body,
     service,
     errors: envelope.errors,
+    serviceEnvelope: envelope.isServiceEnvelope === true,
     retryAfterMs: parseRetryAfter(headers.get('retry-after')),
   });
+}
+
+/** True when `body` is an object whose `success` is `false` and whose `field` is a string: a service's error envelope. */
+export function isFailureEnvelope(body: unknown, field: string): boolean {
+  return (
+    body !== null && typeof body === 'object' && (body as { success?: unknown }).success === false && stringField(body, field) !== undefined
+  );
 }
 
 /** A string field of an object, if it is one. */

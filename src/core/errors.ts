@@ -121,6 +121,8 @@ export interface ApiErrorInit {
   readonly errors?: readonly FieldError[];
   /** 429 (or any status with `Retry-After`): the wait the service asked for, in milliseconds. */
   readonly retryAfterMs?: number | undefined;
+  /** True when the body was the answering service's own error envelope. @defaultValue `false` */
+  readonly serviceEnvelope?: boolean | undefined;
 }
 
 /** An HTTP error status from either service. Subclasses narrow by status. @group Errors */
@@ -141,9 +143,16 @@ export class ApiError extends TapCollectionsError {
   readonly service: ServiceName;
   /** The wait a `Retry-After` header asked for, in milliseconds (429 and 503 send it), else `undefined`. */
   readonly retryAfterMs: number | undefined;
+  /**
+   * True when the body was the service's own error envelope (Collections: `success: false` with a string `code`;
+   * Tap: `success: false` with a string `error`). False for an empty body, an HTML page, a proxy's answer or
+   * another service's envelope: then the answer may not come from the service at all (a wrong `baseUrl`, a proxy).
+   */
+  readonly serviceEnvelope: boolean;
 
   constructor(init: ApiErrorInit) {
     super(init.message);
+    this.serviceEnvelope = init.serviceEnvelope === true;
     this.status = init.status;
     this.code = init.code;
     this.requestId = init.requestId;
@@ -159,7 +168,19 @@ export class BadRequestError extends ApiError {}
 export class AuthenticationError extends ApiError {}
 /** HTTP 403: the key is valid but not allowed to do this. @group Errors */
 export class PermissionDeniedError extends ApiError {}
-/** HTTP 404: no such resource (Tap: missing/inactive tag, or no number for the provider; Collections: no such collection). @group Errors */
+/**
+ * HTTP 404: no such resource (Tap: missing/inactive tag, or no number for the provider; Collections: the service
+ * does not hold such a collection, as far as this read shows).
+ *
+ * From a Collections status check it is **no proof that a push was never sent**: the push may still be on its way,
+ * or the read may lag the commit. Never start a sale over on it; with a journal, the SDK closes the payment as
+ * `not-sent` only when it can prove nothing can still arrive (see docs/journal.md), and a 404 before then rejects
+ * with {@link UnknownOutcomeError} carrying `decidableAt`. A 404 that is not the service's own answer (no error
+ * envelope, or a base URL that has not proved to serve the Collections API) rejects with {@link ConfigurationError}
+ * instead, never as this class.
+ *
+ * @group Errors
+ */
 export class NotFoundError extends ApiError {}
 /** HTTP 409: a `referenceId`, `merchantId` or `terminalId` was used before. @group Errors */
 export class ConflictError extends ApiError {}
@@ -292,7 +313,7 @@ export class PollTimeoutError<Status = unknown> extends TapCollectionsError {
         : `; the service answered ${unrecognizedStatuses.map((word) => `"${word}"`).join(', ')}, which statusWords does not name (add it to the client option statusWords if it means settled)`;
     super(
       neverSeen
-        ? `Collection ${referenceId} did not settle within ${maxWaitMs} ms: no collection with this referenceId was seen (the status check answered 404); if it was created a moment ago, check it again later`
+        ? `Collection ${referenceId} did not settle within ${maxWaitMs} ms: no collection with this referenceId was seen (the status check answered 404, which is no proof the push was never sent); keep the referenceId and check it again later`
         : `Collection ${referenceId} did not settle within ${maxWaitMs} ms; it may still settle — check it again later${unknownWords}`,
     );
     this.referenceId = referenceId;
@@ -328,5 +349,38 @@ export class JournalError extends TapCollectionsError {
   constructor(message: string, referenceId: string | undefined, cause: unknown) {
     super(`${message}${cause instanceof Error ? `: ${cause.message}` : ''}`, { cause });
     this.referenceId = referenceId;
+  }
+}
+
+/**
+ * The service answered something that contradicts a payment the journal has closed: it holds a collection the
+ * journal calls `not-sent` or `rejected`, or it says `successful` for a `failed` record or the reverse. The record keeps
+ * its state and is marked (`record.contradiction`, an event in its history with the service's word and request id);
+ * nothing is changed automatically, because either the journal or the service is wrong about money: a person must look
+ * (`npx tap-collections-sdk journal list --contradictions`). Thrown by `checkStatus`, `pollUntilSettled`,
+ * `waitForSettlement`, `initiate` and `recover()` (after it has finished every other payment) with a journal; the
+ * settlement worker reports it through `onContradiction` instead.
+ *
+ * @group Errors
+ */
+export class PaymentContradictionError extends TapCollectionsError {
+  /** The payment concerned. */
+  readonly referenceId: string;
+  /** The state the journal holds for it (final, unchanged). */
+  readonly recordState: string;
+  /** The service's status word that contradicts it. */
+  readonly statusText: string;
+  /** The service's request id of that answer, when it carried one. */
+  readonly requestId: string | undefined;
+
+  constructor(init: { referenceId: string; recordState: string; statusText: string; requestId?: string | undefined }) {
+    super(
+      `Payment ${init.referenceId}: the journal records it as ${init.recordState}, but the service answered "${init.statusText}"` +
+        `${init.requestId === undefined ? '' : ` (request ${init.requestId})`}: the record keeps its state and is marked; a person must look at it`,
+    );
+    this.referenceId = init.referenceId;
+    this.recordState = init.recordState;
+    this.statusText = init.statusText;
+    this.requestId = init.requestId;
   }
 }

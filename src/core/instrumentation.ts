@@ -63,8 +63,19 @@ export interface WorkerPausedEvent {
   readonly type: 'paused';
 }
 
+/**
+ * A settlement worker saw the service contradict a payment the journal had closed, and marked the record
+ * (`record.contradiction`). @group Configuration
+ */
+export interface WorkerContradictionEvent {
+  /** The kind of event. */
+  readonly type: 'contradiction';
+  /** The record's (final, unchanged) state. */
+  readonly state: string;
+}
+
 /** What a running settlement worker tells the hooks. @group Configuration */
-export type SettlementWorkerEvent = WorkerCheckEvent | WorkerSettledEvent | WorkerPausedEvent;
+export type SettlementWorkerEvent = WorkerCheckEvent | WorkerSettledEvent | WorkerPausedEvent | WorkerContradictionEvent;
 
 /** A running settlement worker, as the hooks see it: figures read when a metrics system asks for them. @group Configuration */
 export interface SettlementWorkerView {

@@ -14,6 +14,14 @@ export const BACKOFF_BASE_MS = 500;
 /** The largest backoff pause, in milliseconds. */
 export const BACKOFF_MAX_MS = 8_000;
 
+/**
+ * How long after an `initiate` writes its record its push can still reach the service: every attempt's time limit
+ * and the longest backoff between them (3 × 30 s + 2 × 8 s = 106 s with the defaults).
+ */
+export function attemptWindowMs(maxRetries: number, timeoutMs: number): number {
+  return (maxRetries + 1) * timeoutMs + maxRetries * BACKOFF_MAX_MS;
+}
+
 /** True for a failure worth another attempt: no response, a timeout, or a retryable status. */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ConnectionError || error instanceof TimeoutError) return true;

@@ -74,12 +74,15 @@ export interface PaymentRecord {
   /**
    * How long after `updatedAt` a push sent by the client that last wrote an `initiating` record can still
    * reach the service (its attempts, time limits and backoff). With `notFoundGraceMs`, it decides when a 404
-   * proves the push never arrived.
+   * proves the push never arrived. Absent (a record of the first release, or of a store that does not keep it)
+   * or `Infinity`: the window is not known, and is read as unbounded ({@link sendWindowOf}).
    */
   readonly sendWindowMs?: number;
   /**
    * For an `initiating` or `unknown` record: the earliest time a `not-sent` verdict is possible (`updatedAt`
    * plus `sendWindowMs` plus the default 10 s grace), so a till can show "checking, up to …". Derived, not stored.
+   * Absent when the window is not known ({@link sendWindowOf} is `Infinity`): no age ever proves such a payment
+   * unsent; it settles by the service's answer, or the settlement worker reports it (`onStale`) for a person.
    */
   readonly decidableAt?: string;
   /** The last status word the service answered, as it answered it. */
@@ -90,10 +93,28 @@ export interface PaymentRecord {
   readonly reason?: string;
   /** Why the payment was rejected (state `rejected`), or the last error that left it `unknown`. */
   readonly error?: PaymentError;
+  /**
+   * Set when the service answered something that contradicts this final record (it holds a collection the journal
+   * calls `not-sent` or `rejected`; `successful` for a `failed` record or the reverse). The record keeps its state:
+   * a person must look at it (`journal list --contradictions`). The last such answer is kept.
+   */
+  readonly contradiction?: PaymentContradiction;
+}
+
+/** What the service answered against a final record (see {@link PaymentRecord.contradiction}). */
+export interface PaymentContradiction {
+  /** When it was recorded, by the journal's clock (ISO 8601). */
+  readonly at: string;
+  /** The service's status word, as it answered it (scrubbed as log text). */
+  readonly statusText: string;
+  /** The service's request id of that answer, when it carried one. */
+  readonly requestId?: string;
+  /** Who saw it (see {@link PaymentChange.by}). */
+  readonly by: string;
 }
 
 /** What the SDK hands {@link PaymentJournal.insert}: the journal adds the times and the version. */
-export type NewPaymentRecord = Omit<PaymentRecord, 'createdAt' | 'updatedAt' | 'version' | 'decidableAt'>;
+export type NewPaymentRecord = Omit<PaymentRecord, 'createdAt' | 'updatedAt' | 'version' | 'decidableAt' | 'contradiction'>;
 
 /** A change to a record's state and what the service said; every field not given keeps its value. */
 export interface PaymentChange {
@@ -113,6 +134,20 @@ export interface PaymentChange {
   readonly error?: PaymentError;
   /** The service's request id of the answer that caused the change, when there was one (kept in the history). */
   readonly requestId?: string;
+  /**
+   * The one change a final record takes: with `state` equal to the record's, it marks the record as contradicted by
+   * the service's answer (`statusText`, `requestId`) and changes nothing else. The store stamps `at` and keeps `by`.
+   * A change with it is never applied to an open record.
+   */
+  readonly contradiction?: ContradictingAnswer;
+}
+
+/** The service's answer that contradicts a final record, as a writer hands it over (see {@link PaymentChange.contradiction}). */
+export interface ContradictingAnswer {
+  /** The service's status word, as it answered it. */
+  readonly statusText: string;
+  /** The service's request id of that answer, when it carried one. */
+  readonly requestId?: string | undefined;
 }
 
 /** One change of a payment, as {@link PaymentJournal.history} keeps it. */
@@ -188,6 +223,9 @@ export interface PaymentJournal {
   /**
    * Applies `change` only if the record's version is `expectedVersion` and its state is open (final states
    * never change), in one atomic step that also bumps the version, stamps `updatedAt` and appends the event.
+   * One write is allowed on a final record: a change with `contradiction` and the record's own state sets
+   * {@link PaymentRecord.contradiction} (and nothing else), with the same version check, bump, stamp and event
+   * (`from` and `to` the record's state, the service's word and request id).
    */
   transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition>;
   /** The journal's clock now (ISO 8601): what record ages are measured by. */
@@ -227,28 +265,72 @@ export interface PaymentJournal {
 export const DEFAULT_NOT_FOUND_GRACE_MS = 10_000;
 
 /**
- * The record with {@link PaymentRecord.decidableAt} derived (for `initiating` and `unknown` records). Every
- * shipped store returns records through it; a store of your own may too.
+ * The window of a record whose writer's window is not known: unbounded. The first release of the journal kept
+ * no window, and allowed none to be bounded: its `initiate` wrote the record, then waited in the client's
+ * concurrency queue with no time limit before the push left (and its `timeoutMs` and `maxRetryAfterMs` went up
+ * to 24.8 days each, for up to 11 attempts). Its records also carry the writer's own clock, not the journal's.
+ * So no age proves that such a push can no longer arrive.
  */
-export function withDecidableAt(record: PaymentRecord): PaymentRecord {
-  if (record.state !== 'initiating' && record.state !== 'unknown') return record;
-  const at = Date.parse(record.updatedAt) + (record.sendWindowMs ?? 0) + DEFAULT_NOT_FOUND_GRACE_MS;
-  return Number.isFinite(at) ? { ...record, decidableAt: new Date(at).toISOString() } : record;
+export const UNKNOWN_SEND_WINDOW_MS = Number.POSITIVE_INFINITY;
+
+/**
+ * The attempt window a record is judged by: its `sendWindowMs`, or {@link UNKNOWN_SEND_WINDOW_MS} (`Infinity`)
+ * when it has none (a record of the first release, or read from a store that did not keep it) or an unusable one.
+ * The one place every reader of a window goes through.
+ */
+export function sendWindowOf(record: Pick<PaymentRecord, 'sendWindowMs'>): number {
+  const window = record.sendWindowMs;
+  return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;
 }
 
-/** The event a change writes: from the record before, to the change's state. */
+/**
+ * The record with {@link PaymentRecord.decidableAt} derived (for `initiating` and `unknown` records; absent
+ * when the window is not known). Every shipped store returns records through it; a store of your own may too.
+ */
+export function withDecidableAt(record: PaymentRecord): PaymentRecord {
+  const { decidableAt: _derived, ...stored } = record;
+  if (record.state !== 'initiating' && record.state !== 'unknown') return _derived === undefined ? record : stored;
+  const at = Date.parse(record.updatedAt) + sendWindowOf(record) + DEFAULT_NOT_FOUND_GRACE_MS;
+  return Number.isFinite(at) ? { ...stored, decidableAt: new Date(at).toISOString() } : stored;
+}
+
+/** The event a change writes: from the record before, to the change's state (a contradiction: the service's word). */
 export function eventOf(
   before: PaymentState | null,
-  change: Pick<PaymentChange, 'state' | 'by' | 'statusText' | 'transactionCode' | 'requestId'>,
+  change: Pick<PaymentChange, 'state' | 'by' | 'statusText' | 'transactionCode' | 'requestId' | 'contradiction'>,
   at: string,
 ): PaymentEvent {
+  const statusText = change.contradiction?.statusText ?? change.statusText;
+  const requestId = change.contradiction === undefined ? change.requestId : change.contradiction.requestId;
   return {
     at,
     from: before,
     to: change.state,
     by: change.by,
-    ...(change.statusText === undefined ? {} : { statusText: change.statusText }),
-    ...(change.transactionCode === undefined ? {} : { transactionCode: change.transactionCode }),
-    ...(change.requestId === undefined ? {} : { requestId: change.requestId }),
+    ...(statusText === undefined ? {} : { statusText }),
+    ...(change.transactionCode === undefined || change.contradiction !== undefined ? {} : { transactionCode: change.transactionCode }),
+    ...(requestId === undefined ? {} : { requestId }),
   };
+}
+
+/** The change that marks final `record` as contradicted by the service's answer (see {@link PaymentChange.contradiction}). */
+export function markContradiction(
+  record: Pick<PaymentRecord, 'state'>,
+  answer: { readonly statusText: string; readonly requestId?: string | undefined },
+  by: string,
+): PaymentChange {
+  const contradiction = answer.requestId === undefined ? { statusText: answer.statusText } : { ...answer };
+  return { state: record.state, by, contradiction };
+}
+
+/** The contradiction a store keeps for `change` applied at `at`. */
+export function contradictionOf(change: PaymentChange, at: string): PaymentContradiction | undefined {
+  const answer = change.contradiction;
+  if (answer === undefined) return undefined;
+  return { at, statusText: answer.statusText, ...(answer.requestId === undefined ? {} : { requestId: answer.requestId }), by: change.by };
+}
+
+/** True when `change` is the one write a final record takes: a contradiction mark in the record's own state. */
+export function isContradictionMark(current: Pick<PaymentRecord, 'state'>, change: PaymentChange): boolean {
+  return !isOpenPaymentState(current.state) && change.contradiction !== undefined && change.state === current.state;
 }

@@ -6,7 +6,9 @@
  * @module
  */
 import {
+  contradictionOf,
   eventOf,
+  isContradictionMark,
   isOpenPaymentState,
   type LeaseRequest,
   type NewPaymentRecord,
@@ -67,15 +69,19 @@ export class MemoryJournal implements PaymentJournal {
     const entry = this.#entries.get(referenceId);
     if (entry === undefined) return { applied: false, record: undefined };
     const current = entry.record;
-    if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) {
+    const mark = isContradictionMark(current, change);
+    if (current.version !== expectedVersion || (isOpenPaymentState(current.state) ? change.contradiction !== undefined : !mark)) {
       return { applied: false, record: withDecidableAt(current) };
     }
     // Never earlier than the write before, even if the clock was set back since.
     const stamp = this.#stamp();
     const at = stamp >= current.updatedAt ? stamp : current.updatedAt;
     const next: Record<string, unknown> = { ...current };
-    for (const [key, value] of Object.entries(change)) {
-      if (value !== undefined && key !== 'by' && key !== 'requestId') next[key] = value;
+    if (mark) next.contradiction = contradictionOf(change, at);
+    else {
+      for (const [key, value] of Object.entries(change)) {
+        if (value !== undefined && key !== 'by' && key !== 'requestId' && key !== 'contradiction') next[key] = value;
+      }
     }
     next.updatedAt = at;
     next.version = current.version + 1;
@@ -171,5 +177,6 @@ function freeze(record: PaymentRecord): PaymentRecord {
     if (value !== undefined && key !== 'decidableAt') copy[key] = value;
   }
   if (record.error !== undefined) copy.error = Object.freeze({ ...record.error });
+  if (record.contradiction !== undefined) copy.contradiction = Object.freeze({ ...record.contradiction });
   return Object.freeze(copy) as unknown as PaymentRecord;
 }

@@ -6,10 +6,12 @@
  */
 import {
   type NewPaymentRecord,
+  type PaymentContradiction,
   type PaymentError,
   type PaymentEvent,
   type PaymentRecord,
   type PaymentState,
+  sendWindowOf,
   withDecidableAt,
 } from './journal.js';
 
@@ -31,6 +33,7 @@ export const RECORD_COLUMNS = [
   'error',
   'version',
   'send_window_ms',
+  'contradiction',
 ] as const;
 
 /** The columns of a history row, in the order {@link eventToRow} binds them. */
@@ -72,7 +75,10 @@ export function recordToRow(record: NewPaymentRecord, at: string | null): (strin
     record.reason ?? null,
     record.error === undefined ? null : JSON.stringify(record.error),
     1,
-    record.sendWindowMs ?? null,
+    // Never NULL: a window not known is stored as the longest one (Infinity), and a NULL marks the insert of an
+    // older release, which an upgraded store refuses.
+    sendWindowOf(record),
+    null,
   ];
 }
 
@@ -95,13 +101,28 @@ export function rowToRecord(row: RecordRow): PaymentRecord {
     updatedAt: isoTime(row.updated_at),
     version: Number(row.version ?? 1),
   };
-  if (row.send_window_ms !== null && row.send_window_ms !== undefined) record.sendWindowMs = Number(row.send_window_ms);
+  // A window not known (NULL, or the Infinity an upgrade or an insert without one wrote) is an absent property.
+  const window = row.send_window_ms === null || row.send_window_ms === undefined ? Number.NaN : Number(row.send_window_ms);
+  if (Number.isFinite(window)) record.sendWindowMs = window;
   if (row.narration !== null) record.narration = String(row.narration);
   if (row.status_text !== null) record.statusText = String(row.status_text);
   if (row.transaction_code !== null) record.transactionCode = String(row.transaction_code);
   if (row.reason !== null) record.reason = String(row.reason);
   if (row.error !== null) record.error = (typeof row.error === 'string' ? JSON.parse(row.error) : row.error) as PaymentError;
+  const contradiction = jsonColumn(row.contradiction);
+  if (contradiction !== undefined) record.contradiction = contradiction as PaymentContradiction;
   return withDecidableAt(record as unknown as PaymentRecord);
+}
+
+/** A JSON column as a driver returns it (text from SQLite, parsed from PostgreSQL), or `undefined` when absent or unreadable. */
+function jsonColumn(value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The event a history row holds. */

@@ -63,6 +63,8 @@ const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
  * - `tap_collections.worker.checks` (counter, `{check}`; `http.response.status_code` when one came),
  * - `tap_collections.worker.settled` (counter, `{payment}`; `payment.state`),
  * - `tap_collections.worker.pauses` (counter, `{pause}`: 429 answers, each pausing every check),
+ * - `tap_collections.worker.contradictions` (counter, `{payment}`; `payment.state`: closed payments the service
+ *   contradicted, marked and kept in their state),
  * - `tap_collections.worker.settle_latency` (histogram, `s`: from the record's creation to its final state),
  * - `tap_collections.worker.open_payments` (gauge, `{payment}`: one journal read per collection),
  * - `tap_collections.worker.leased_payments` (gauge, `{payment}`: leases this worker holds),
@@ -154,6 +156,10 @@ function observeWorker(
     unit: '{pause}',
     description: '429 answers that paused every check',
   });
+  const contradictions = meter.createCounter('tap_collections.worker.contradictions', {
+    unit: '{payment}',
+    description: 'Closed payments the service contradicted (marked, kept in their state)',
+  });
   const latency = meter.createHistogram('tap_collections.worker.settle_latency', {
     unit: 's',
     description: "From a payment's creation to its final state",
@@ -195,6 +201,7 @@ function observeWorker(
     else if (event.type === 'settled') {
       settled.add(1, { ...base, 'payment.state': event.state });
       latency.record(event.latencyMs / 1000, { ...base, 'payment.state': event.state });
-    } else pauses.add(1, base);
+    } else if (event.type === 'contradiction') contradictions.add(1, { ...base, 'payment.state': event.state });
+    else pauses.add(1, base);
   };
 }

@@ -212,10 +212,11 @@ export class PostgresJournal implements PaymentJournal {
           transaction_code text,
           reason text,
           error jsonb,
-          lease_owner text,
-          lease_expires_at timestamptz,
+          leased_to text,
+          leased_until timestamptz,
           version integer NOT NULL DEFAULT 1,
-          send_window_ms integer
+          send_window_ms double precision,
+          contradiction jsonb
         );
         IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'amount') = 'double precision'::regtype THEN
           ALTER TABLE ${this.#table} ALTER COLUMN amount TYPE numeric USING round(amount::numeric, 2);
@@ -226,7 +227,34 @@ export class PostgresJournal implements PaymentJournal {
             ALTER COLUMN updated_at TYPE timestamptz USING updated_at::timestamptz;
         END IF;
         ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1;
-        ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS send_window_ms integer;
+        ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS send_window_ms double precision;
+        ALTER TABLE ${this.#table} ADD COLUMN IF NOT EXISTS contradiction jsonb;
+        -- evidence-records: a window not known is the longest possible (Infinity), which an integer cannot hold.
+        IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'send_window_ms') <> 'double precision'::regtype THEN
+          ALTER TABLE ${this.#table} ALTER COLUMN send_window_ms TYPE double precision;
+        END IF;
+        -- evidence-records: the lease columns under new names, so an older release's lease statements fail.
+        IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${this.#table}'::regclass AND attname = 'lease_owner' AND NOT attisdropped) THEN
+          ALTER TABLE ${this.#table} RENAME COLUMN lease_owner TO leased_to;
+          ALTER TABLE ${this.#table} RENAME COLUMN lease_expires_at TO leased_until;
+        END IF;
+        -- A record written without a window (the first release kept none) is judged by the longest one possible.
+        UPDATE ${this.#table} SET send_window_ms = 'Infinity' WHERE send_window_ms IS NULL AND state IN ${OPEN};
+        -- evidence-records: writers of an older release fail: their insert writes no window, their update bumps no version.
+        CREATE OR REPLACE FUNCTION ${this.#oldWriterFunction()}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            RAISE EXCEPTION '% was upgraded by a newer tap-collections-sdk: this process runs an older release and may not write to it (upgrade it); nothing was written', TG_TABLE_NAME
+              USING ERRCODE = 'object_not_in_prerequisite_state';
+          END $fn$;
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '${this.#table}'::regclass AND tgname = '${name}_old_insert') THEN
+          CREATE TRIGGER "${name}_old_insert" BEFORE INSERT ON ${this.#table}
+            FOR EACH ROW WHEN (NEW.send_window_ms IS NULL) EXECUTE FUNCTION ${this.#oldWriterFunction()}();
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '${this.#table}'::regclass AND tgname = '${name}_old_update') THEN
+          CREATE TRIGGER "${name}_old_update"
+            BEFORE UPDATE OF state, updated_at, status_text, transaction_code, reason, error, send_window_ms ON ${this.#table}
+            FOR EACH ROW WHEN (NEW.version IS NOT DISTINCT FROM OLD.version) EXECUTE FUNCTION ${this.#oldWriterFunction()}();
+        END IF;
         CREATE INDEX IF NOT EXISTS "${name}_open_idx" ON ${this.#table} (created_at, reference_id) WHERE state IN ${OPEN};
         CREATE TABLE IF NOT EXISTS ${this.#history} (
           id bigserial PRIMARY KEY,
@@ -241,7 +269,7 @@ export class PostgresJournal implements PaymentJournal {
         );
         CREATE INDEX IF NOT EXISTS "${name}_history_ref_idx" ON ${this.#history} (reference_id, id);
         -- fleet-20: leases in due order (never leased first, then by when the lease ran out).
-        CREATE INDEX IF NOT EXISTS "${name}_due_idx" ON ${this.#table} (lease_expires_at NULLS FIRST, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
+        CREATE INDEX IF NOT EXISTS "${name}_due_idx" ON ${this.#table} (leased_until NULLS FIRST, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
         -- fleet-20: a transition to a final state notifies waiters (waitForSettlement) when it commits.
         CREATE OR REPLACE FUNCTION ${this.#notifyFunction()}() RETURNS trigger LANGUAGE plpgsql AS $fn$
           BEGIN
@@ -258,6 +286,10 @@ export class PostgresJournal implements PaymentJournal {
 
   #notifyFunction(): string {
     return this.#table.replace(/"$/, '_notify"');
+  }
+
+  #oldWriterFunction(): string {
+    return this.#table.replace(/"$/, '_old_writer"');
   }
 
   async #poolOf(): Promise<PostgresPool> {
@@ -317,6 +349,7 @@ export class PostgresJournal implements PaymentJournal {
    * statement (the row locked while its state before is read).
    */
   async transition(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
+    if (change.contradiction !== undefined) return this.#markContradiction(referenceId, expectedVersion, change);
     const result = await this.#query(
       `WITH before AS (
          SELECT reference_id, state FROM ${this.#table}
@@ -347,6 +380,34 @@ export class PostgresJournal implements PaymentJournal {
         change.requestId ?? null,
         change.by,
       ],
+    );
+    if (result.rows.length === 1) return { applied: true, record: rowToRecord(result.rows[0] as RecordRow) };
+    return { applied: false, record: await this.get(referenceId) };
+  }
+
+  /** The one write a final record takes (see `PaymentChange.contradiction`): the mark, the version, the time, the event. */
+  async #markContradiction(referenceId: string, expectedVersion: number, change: PaymentChange): Promise<PaymentTransition> {
+    const answer = change.contradiction as NonNullable<PaymentChange['contradiction']>;
+    const result = await this.#query(
+      `WITH before AS (
+         SELECT reference_id, state FROM ${this.#table}
+         WHERE reference_id = $1 AND version = $2 AND state = $3 AND state NOT IN ${OPEN}
+         FOR UPDATE
+       ), changed AS (
+         UPDATE ${this.#table} AS journal SET
+           updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
+           contradiction = jsonb_build_object(
+             'at', to_char(GREATEST(${NOW}, journal.updated_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'statusText', $4::text, 'by', $6::text
+           ) || CASE WHEN $5::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('requestId', $5::text) END
+         FROM before WHERE journal.reference_id = before.reference_id
+         RETURNING journal.*
+       ), event AS (
+         INSERT INTO ${this.#history} (reference_id, at, from_state, to_state, status_text, request_id, by)
+         SELECT changed.reference_id, changed.updated_at, before.state, changed.state, $4, $5, $6 FROM changed, before
+       )
+       SELECT * FROM changed`,
+      [referenceId, expectedVersion, change.state, answer.statusText, answer.requestId ?? null, change.by],
     );
     if (result.rows.length === 1) return { applied: true, record: rowToRecord(result.rows[0] as RecordRow) };
     return { applied: false, record: await this.get(referenceId) };
@@ -405,14 +466,14 @@ export class PostgresJournal implements PaymentJournal {
     const result = await this.#query(
       `WITH free AS (
          SELECT reference_id FROM ${this.#table}
-         WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= now())
+         WHERE state IN ${OPEN} AND (leased_to IS NULL OR leased_until <= now())
            AND reference_id ~* ${UUID_SQL} AND (error IS NULL OR jsonb_typeof(error) = 'object')
-         ORDER BY lease_expires_at NULLS FIRST, created_at DESC, reference_id DESC
+         ORDER BY leased_until NULLS FIRST, created_at DESC, reference_id DESC
          LIMIT $3
          FOR UPDATE SKIP LOCKED
        )
        UPDATE ${this.#table} AS journal
-       SET lease_owner = $1, lease_expires_at = now() + $2 * interval '1 millisecond'
+       SET leased_to = $1, leased_until = now() + $2 * interval '1 millisecond'
        FROM free WHERE journal.reference_id = free.reference_id
        RETURNING journal.*`,
       [request.owner, request.leaseMs, request.limit],
@@ -438,8 +499,8 @@ export class PostgresJournal implements PaymentJournal {
   async renew(owner: string, referenceIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (referenceIds.length === 0) return [];
     const result = await this.#query(
-      `UPDATE ${this.#table} SET lease_expires_at = now() + $3 * interval '1 millisecond'
-       WHERE reference_id = ANY($2) AND lease_owner = $1 AND state IN ${OPEN}
+      `UPDATE ${this.#table} SET leased_until = now() + $3 * interval '1 millisecond'
+       WHERE reference_id = ANY($2) AND leased_to = $1 AND state IN ${OPEN}
        RETURNING reference_id`,
       [owner, [...referenceIds], leaseMs],
     );
@@ -449,10 +510,10 @@ export class PostgresJournal implements PaymentJournal {
   /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
   async release(owner: string, referenceIds: readonly string[]): Promise<void> {
     if (referenceIds.length === 0) return;
-    await this.#query(
-      `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL WHERE reference_id = ANY($2) AND lease_owner = $1`,
-      [owner, [...referenceIds]],
-    );
+    await this.#query(`UPDATE ${this.#table} SET leased_to = NULL, leased_until = NULL WHERE reference_id = ANY($2) AND leased_to = $1`, [
+      owner,
+      [...referenceIds],
+    ]);
   }
 
   /**

@@ -18,7 +18,9 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { Logger } from '../core/logger.js';
 import {
+  contradictionOf,
   eventOf,
+  isContradictionMark,
   isOpenPaymentState,
   type LeaseRequest,
   type NewPaymentRecord,
@@ -28,6 +30,7 @@ import {
   type PaymentJournal,
   type PaymentRecord,
   type PaymentTransition,
+  UNKNOWN_SEND_WINDOW_MS,
 } from '../journal/journal.js';
 import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 import { nodeSqlite } from './load.js';
@@ -57,7 +60,7 @@ export interface SqliteJournalOptions {
 
 const TABLE = 'tap_payment_journal';
 const HISTORY = `${TABLE}_history`;
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const OPEN = "('initiating', 'pending', 'unknown')";
 
 const SCHEMA = `
@@ -76,15 +79,39 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
   transaction_code TEXT,
   reason TEXT,
   error TEXT,
-  lease_owner TEXT,
-  lease_expires_at INTEGER NOT NULL DEFAULT 0,
+  leased_to TEXT,
+  leased_until INTEGER NOT NULL DEFAULT 0,
   version INTEGER NOT NULL DEFAULT 1,
-  send_window_ms INTEGER
+  send_window_ms INTEGER,
+  contradiction TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
 -- fleet-20: leases in due order (never leased or released first, then by when the lease ran out).
-CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (lease_expires_at, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
+CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (leased_until, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
+`;
+
+/** What a writer of an older release reads when it writes into an upgraded file. */
+const REFUSAL = `${TABLE} was upgraded by a newer tap-collections-sdk (schema version ${SCHEMA_VERSION}): this process runs an older release and may not write to it (upgrade it); nothing was written`;
+
+/**
+ * Writers of an older release fail after an upgrade (evidence-records): a process of the first release that had the
+ * file open before the upgrade keeps its prepared statements, which SQLite prepares again against the new schema on
+ * their next run. Its insert names no `send_window_ms` (every insert of this release writes one), its update bumps
+ * no `version` (every change of this release does), and its lease statements name columns that no longer exist
+ * (`lease_owner`, `lease_expires_at`, renamed): each fails with an error, and its `initiate` sends nothing.
+ */
+const REFUSE_OLD_WRITERS = `
+CREATE TRIGGER ${TABLE}_refuse_old_insert BEFORE INSERT ON ${TABLE} WHEN NEW.send_window_ms IS NULL
+BEGIN SELECT RAISE(ABORT, '${REFUSAL}'); END;
+CREATE TRIGGER ${TABLE}_refuse_old_update
+BEFORE UPDATE OF state, updated_at, status_text, transaction_code, reason, error, send_window_ms ON ${TABLE}
+WHEN NEW.version IS OLD.version
+BEGIN SELECT RAISE(ABORT, '${REFUSAL}'); END;
+`;
+const DROP_OLD_WRITER_TRIGGERS = `
+DROP TRIGGER IF EXISTS ${TABLE}_refuse_old_insert;
+DROP TRIGGER IF EXISTS ${TABLE}_refuse_old_update;
 `;
 
 /** The history of every record, appended in the same transaction as the change it describes. */
@@ -103,17 +130,27 @@ CREATE TABLE IF NOT EXISTS ${HISTORY} (
 CREATE INDEX IF NOT EXISTS ${HISTORY}_reference ON ${HISTORY} (reference_id, id);
 `;
 
-/** Schema version 1 (the first release) to 2: the compare-and-set version, the sender's window, the history. */
-const UPGRADE_FROM_1 = `
-ALTER TABLE ${TABLE} ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
-ALTER TABLE ${TABLE} ADD COLUMN send_window_ms INTEGER;
-`;
+/**
+ * The upgrade of an existing table to this schema, step by step, each only if not done yet (a process of the first
+ * release that opened the file while it was being upgraded may have set `user_version` back): the compare-and-set
+ * version and the sender's window (schema 2), the lease columns under their new names (schema 3).
+ */
+function upgradeSteps(columns: ReadonlySet<string>): string[] {
+  const steps: string[] = [];
+  if (!columns.has('version')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN version INTEGER NOT NULL DEFAULT 1`);
+  if (!columns.has('send_window_ms')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN send_window_ms INTEGER`);
+  if (!columns.has('contradiction')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN contradiction TEXT`);
+  if (columns.has('lease_owner')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_owner TO leased_to`);
+  if (columns.has('lease_expires_at')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_expires_at TO leased_until`);
+  return steps;
+}
 
 const COLUMNS = RECORD_COLUMNS.join(', ');
 
 interface Statements {
   readonly insert: StatementSync;
   readonly update: StatementSync;
+  readonly markContradiction: StatementSync;
   readonly get: StatementSync;
   readonly appendEvent: StatementSync;
   readonly history: StatementSync;
@@ -191,9 +228,17 @@ export class SqliteJournal implements PaymentJournal {
       const before = statements.get.get(referenceId);
       if (before === undefined) return { applied: false, record: undefined };
       const current = rowToRecord(before);
-      if (current.version !== expectedVersion || !isOpenPaymentState(current.state)) return { applied: false, record: current };
+      const mark = isContradictionMark(current, change);
+      const allowed = isOpenPaymentState(current.state) ? change.contradiction === undefined : mark;
+      if (current.version !== expectedVersion || !allowed) return { applied: false, record: current };
       // Never earlier than the write before, even if the machine's clock was set back since.
       const at = latest(this.#stamp(), current.updatedAt);
+      if (mark) {
+        const marked = statements.markContradiction.get(JSON.stringify(contradictionOf(change, at)), at, referenceId, expectedVersion);
+        if (marked === undefined) return { applied: false, record: current };
+        statements.appendEvent.run(...eventToRow(referenceId, eventOf(current.state, change, at)));
+        return { applied: true, record: rowToRecord(marked) };
+      }
       const updated = statements.update.get(
         change.state,
         at,
@@ -313,10 +358,26 @@ export class SqliteJournal implements PaymentJournal {
         // Read again under the write lock: another process may have upgraded the file meanwhile.
         const current = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
         const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(TABLE) !== undefined;
-        if (exists && current < 2) db.exec(UPGRADE_FROM_1);
-        db.exec(SCHEMA);
-        db.exec(HISTORY_SCHEMA);
-        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        if (!exists || current < SCHEMA_VERSION) {
+          db.exec(DROP_OLD_WRITER_TRIGGERS);
+          if (exists) {
+            const columns = new Set(
+              db
+                .prepare(`SELECT name FROM pragma_table_info('${TABLE}')`)
+                .all()
+                .map((row) => String(row.name)),
+            );
+            for (const step of upgradeSteps(columns)) db.exec(step);
+            // A record written without a window (the first release kept none) is judged by the longest one possible.
+            db.prepare(`UPDATE ${TABLE} SET send_window_ms = ? WHERE send_window_ms IS NULL AND state IN ${OPEN}`).run(
+              UNKNOWN_SEND_WINDOW_MS,
+            );
+          }
+          db.exec(SCHEMA);
+          db.exec(HISTORY_SCHEMA);
+          db.exec(REFUSE_OLD_WRITERS);
+          db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        }
         db.exec('COMMIT');
       } catch (error) {
         db.exec('ROLLBACK');
@@ -344,17 +405,22 @@ export class SqliteJournal implements PaymentJournal {
            send_window_ms = COALESCE(?, send_window_ms), version = version + 1
          WHERE reference_id = ? AND version = ? AND state IN ${OPEN} RETURNING ${COLUMNS}`,
       ),
+      // The one write a final record takes: the service's contradicting answer, nothing else.
+      markContradiction: db.prepare(
+        `UPDATE ${TABLE} SET contradiction = ?, updated_at = ?, version = version + 1
+         WHERE reference_id = ? AND version = ? AND state NOT IN ${OPEN} RETURNING ${COLUMNS}`,
+      ),
       appendEvent: db.prepare(`INSERT INTO ${HISTORY} (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`),
       history: db.prepare(`SELECT ${EVENT_COLUMNS.join(', ')} FROM ${HISTORY} WHERE reference_id = ? ORDER BY id`),
       get: db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} WHERE reference_id = ?`),
       leaseCandidates: db.prepare(
-        `SELECT ${COLUMNS} FROM ${TABLE} WHERE state IN ${OPEN} AND (lease_owner IS NULL OR lease_expires_at <= ?)
+        `SELECT ${COLUMNS} FROM ${TABLE} WHERE state IN ${OPEN} AND (leased_to IS NULL OR leased_until <= ?)
            AND length(reference_id) = 36 AND (error IS NULL OR json_valid(error))
-         ORDER BY lease_expires_at, created_at DESC, reference_id DESC LIMIT ?`,
+         ORDER BY leased_until, created_at DESC, reference_id DESC LIMIT ?`,
       ),
-      takeLease: db.prepare(`UPDATE ${TABLE} SET lease_owner = ?, lease_expires_at = ? WHERE reference_id = ?`),
-      renew: db.prepare(`UPDATE ${TABLE} SET lease_expires_at = ? WHERE reference_id = ? AND lease_owner = ? AND lease_expires_at > ?`),
-      release: db.prepare(`UPDATE ${TABLE} SET lease_owner = NULL, lease_expires_at = 0 WHERE reference_id = ? AND lease_owner = ?`),
+      takeLease: db.prepare(`UPDATE ${TABLE} SET leased_to = ?, leased_until = ? WHERE reference_id = ?`),
+      renew: db.prepare(`UPDATE ${TABLE} SET leased_until = ? WHERE reference_id = ? AND leased_to = ? AND leased_until > ?`),
+      release: db.prepare(`UPDATE ${TABLE} SET leased_to = NULL, leased_until = 0 WHERE reference_id = ? AND leased_to = ?`),
     };
     return this.#statements;
   }

@@ -7,7 +7,15 @@
  *
  * @module
  */
-import type { NewPaymentRecord, PaymentChange, PaymentEvent, PaymentJournal, PaymentRecord, PaymentState } from '../journal/journal.js';
+import {
+  type NewPaymentRecord,
+  type PaymentChange,
+  type PaymentEvent,
+  type PaymentJournal,
+  type PaymentRecord,
+  type PaymentState,
+  sendWindowOf,
+} from '../journal/journal.js';
 
 /** The outcome of one conformance check. */
 export interface JournalCheckResult {
@@ -218,6 +226,48 @@ const CHECKS: ReadonlyArray<readonly [string, Check]> = [
     },
   ],
   [
+    // evidence-records: a contradiction by the service is kept on the record, never silently dropped.
+    "a final record takes one write: the service's contradicting answer (same state, version bumped, event kept), nothing else",
+    async ({ journal, reopen }) => {
+      const item = newRecord();
+      await insert(journal, item);
+      const closed = await journal.transition(item.referenceId, 1, { state: 'failed', by: BY, statusText: 'failed' });
+      if (!closed.applied) throw new Error('a transition to failed was not applied');
+      const answer = { statusText: 'successful', requestId: 'req-contradiction-1' };
+      const marked = await journal.transition(item.referenceId, 2, { state: 'failed', by: BY, contradiction: answer });
+      expectEqual(marked.applied, true, 'a contradiction mark on a failed record, expecting its version');
+      const record = marked.record as PaymentRecord;
+      expectEqual(
+        [record.state, record.version, record.statusText],
+        ['failed', 3, 'failed'],
+        'state, version and statusText after the mark',
+      );
+      expectEqual(record.contradiction, { at: record.updatedAt, ...answer, by: BY }, 'the contradiction kept');
+      expectRecord(await (await reopen()).get(item.referenceId), record, 'the marked record, read on a reopened store');
+      expectEqual(
+        (await journal.history(item.referenceId)).at(-1),
+        { at: record.updatedAt, from: 'failed', to: 'failed', statusText: 'successful', requestId: answer.requestId, by: BY },
+        "the mark's event",
+      );
+      const refused: [number, PaymentChange][] = [
+        [3, { state: 'successful', by: BY, contradiction: answer }],
+        [3, { state: 'failed', by: BY, statusText: 'changed' }],
+        [2, { state: 'failed', by: BY, contradiction: { statusText: 'pending' } }],
+      ];
+      for (const [version, change] of refused) {
+        const after = await journal.transition(item.referenceId, version, change);
+        expectEqual(after.applied, false, `${JSON.stringify(change)} on a marked failed record, expecting version ${version}`);
+      }
+      expectRecord(await journal.get(item.referenceId), record, 'the marked record after refused changes');
+      const open = newRecord();
+      await insert(journal, open);
+      const onOpen = await journal.transition(open.referenceId, 1, { state: 'initiating', by: BY, contradiction: answer });
+      expectEqual(onOpen.applied, false, 'a contradiction mark on an open record');
+      expectEqual((await journal.get(open.referenceId))?.contradiction, undefined, 'an open record after a refused mark');
+      await settle(journal, [open]);
+    },
+  ],
+  [
     'parallel transitions expecting one version: exactly one applies, the others see its record',
     async ({ journal, reopen }) => {
       const other = await reopen();
@@ -370,9 +420,29 @@ const CHECKS: ReadonlyArray<readonly [string, Check]> = [
       const pending = await journal.transition(item.referenceId, 2, { state: 'pending', by: BY });
       expectEqual(pending.record?.decidableAt, undefined, 'decidableAt of a pending record');
       expectEqual(pending.record?.sendWindowMs, 46_000, 'sendWindowMs kept by a transition that does not name it');
+      // evidence-records: a record without a window is judged by the longest one possible: no age proves it unsent.
       const bare = await insert(journal, newRecord());
-      expectEqual(bare.decidableAt, plus(bare.updatedAt, GRACE_MS), 'decidableAt of a record without sendWindowMs');
+      expectEqual(bare.decidableAt, undefined, 'decidableAt of a record without sendWindowMs (its window is unbounded)');
+      expectEqual(sendWindowOf(bare), Number.POSITIVE_INFINITY, 'the window of a record inserted without one');
       await settle(journal, [item, bare]);
+    },
+  ],
+  [
+    // evidence-records: a store that loses the window would let a push still in flight be declared unsent.
+    "the sender's window is kept: by insert, by a transition that names it, through one that does not, and after reopening",
+    async ({ journal, reopen }) => {
+      const item = newRecord({ sendWindowMs: 123_456 });
+      expectEqual((await insert(journal, item)).sendWindowMs, 123_456, 'sendWindowMs of the inserted record');
+      expectEqual((await journal.get(item.referenceId))?.sendWindowMs, 123_456, 'sendWindowMs read by get');
+      const resent = await journal.transition(item.referenceId, 1, { state: 'initiating', by: BY, sendWindowMs: 7_890 });
+      expectEqual(resent.record?.sendWindowMs, 7_890, 'sendWindowMs after a transition that names it');
+      const unknown = await journal.transition(item.referenceId, 2, { state: 'unknown', by: BY, error: { name: 'TimeoutError' } });
+      expectEqual(unknown.record?.sendWindowMs, 7_890, 'sendWindowMs kept by a transition that does not name it');
+      const again = await reopen();
+      expectEqual((await again.get(item.referenceId))?.sendWindowMs, 7_890, 'sendWindowMs on the reopened store');
+      const listed = (await again.list({ states: ['unknown'] })).find((record) => record.referenceId === item.referenceId);
+      expectEqual(listed?.sendWindowMs, 7_890, 'sendWindowMs read by list');
+      await settle(again, [item]);
     },
   ],
   [
@@ -649,7 +719,7 @@ function stamped(record: NewPaymentRecord, at: string, version: number): Payment
     createdAt: at,
     updatedAt: at,
     version,
-    ...(decidable ? { decidableAt: plus(at, (record.sendWindowMs ?? 0) + GRACE_MS) } : {}),
+    ...(decidable && record.sendWindowMs !== undefined ? { decidableAt: plus(at, record.sendWindowMs + GRACE_MS) } : {}),
   };
 }
 

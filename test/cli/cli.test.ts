@@ -17,6 +17,8 @@ import { CollectionsClient, type NewPaymentRecord, type PaymentJournal, type Pay
 import { PostgresJournal } from '../../src/postgres/index.ts';
 import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
+import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.ts';
+import { openRecord } from '../worker/journal-records.ts';
 
 const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
 const postgresUrl = inject('postgresUrl');
@@ -174,11 +176,50 @@ describe('status and poll', () => {
 
     const missing = await complete(['status', randomUUID()]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^tap-collections-sdk: no collection with referenceId [0-9a-f-]+\n$/);
+    // The service's own 404 is reported as not shown, never as proof that nothing was sent.
+    expect(missing.stderr).toMatch(
+      /^tap-collections-sdk: the service does not show a collection with referenceId [0-9a-f-]+ \(HTTP 404\); this is no proof the push was never sent/,
+    );
+    expect(missing.stderr).not.toMatch(/no collection with/);
   });
 });
 
 describe('recover and journal', () => {
+  it('journal list --contradictions lists the closed payments the service contradicted, and show says what it answered', async () => {
+    const file = join(dir, 'contradictions.db');
+    const journal = new SqliteJournal(file);
+    const record = (referenceId: string): NewPaymentRecord => ({
+      referenceId,
+      state: 'initiating',
+      productId: PRODUCTS.primary,
+      amount: 12,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'f',
+      sendWindowMs: 0,
+    });
+    const [contradicted, quiet] = [randomUUID(), randomUUID()];
+    for (const referenceId of [contradicted, quiet]) {
+      await journal.insert(record(referenceId));
+      await journal.transition(referenceId, 1, { state: 'failed', by: 'poll', statusText: 'failed' });
+    }
+    await journal.transition(contradicted, 2, {
+      state: 'failed',
+      by: 'worker:w1',
+      contradiction: { statusText: 'successful', requestId: 'req-9' },
+    });
+    await journal.close();
+
+    const listed = await complete(['journal', 'list', '--contradictions', '--journal', `sqlite:${file}`]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^CREATED \(UTC\) +REFERENCE +STATE +AMOUNT +PHONE +LAST STATUS +SERVICE SAYS\n/);
+    expect(listed.stdout).toMatch(new RegExp(`${contradicted} +failed +12\\.00 ZMW +260\\*+56 +failed +successful\n`));
+    expect(listed.stdout).not.toContain(quiet);
+    expect(listed.stdout).toContain('1 payment(s).');
+    const shown = await complete(['journal', 'show', contradicted, '--journal', `sqlite:${file}`]);
+    expect(shown.stdout).toMatch(/CONTRADICTED +the service answered "successful" at .+, request req-9, by worker:w1\n/);
+  });
+
   it('recover settles the open payments; journal list and show read them back', async () => {
     const file = join(dir, 'recover.db');
     const journal = new SqliteJournal(file);
@@ -274,9 +315,7 @@ const stores: Store[] = [
       const db = new DatabaseSync(url.slice('sqlite:'.length));
       try {
         const row = db
-          .prepare(
-            `SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > ?`,
-          )
+          .prepare(`SELECT count(*) AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND leased_to IS NOT NULL AND leased_until > ?`)
           .get(Date.now());
         return Number((row as { n: number }).n);
       } finally {
@@ -303,7 +342,7 @@ const stores: Store[] = [
       await client.connect();
       try {
         const result = await client.query(
-          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND lease_owner IS NOT NULL AND lease_expires_at > now()`,
+          `SELECT count(*)::int AS n FROM tap_payment_journal WHERE state IN ${OPEN} AND leased_to IS NOT NULL AND leased_until > now()`,
         );
         return (result.rows[0] as { n: number }).n;
       } finally {
@@ -399,6 +438,91 @@ describe('worker health', () => {
       expect(await health.text()).toMatch(/^journal not answering/);
       worker.child.kill('SIGINT');
       expect((await worker.exited).code).toBe(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('a wrong COLLECTIONS_BASE_URL (a server whose every path but /health answers a bare 404)', () => {
+  let root: LoopbackServer;
+  beforeAll(async () => {
+    root = await startLoopbackServer();
+    root.handle((request, response) => {
+      if (request.url === '/health') response.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
+      else response.writeHead(404).end();
+    });
+  });
+  afterAll(() => root?.close());
+  const wrongEnvironment = () => ({ ...environment(), COLLECTIONS_BASE_URL: root.url });
+
+  /** A push the service holds pending, journaled unknown (its create timed out) a minute ago. */
+  async function heldPending(file: string): Promise<string> {
+    const { referenceId } = await initiate(collections());
+    const journal = new SqliteJournal(file, { now: () => Date.now() - 60_000 });
+    await journal.insert({ ...openRecord(PHONES.succeeds, 'unknown'), referenceId: referenceId, sendWindowMs: 1_000 });
+    await journal.close();
+    return referenceId;
+  }
+
+  it('status never prints "no collection": a ConfigurationError naming the base URL', async () => {
+    const result = await complete(['status', randomUUID()], wrongEnvironment());
+    expect(result.code).toBe(1);
+    expectOneErrorLine(result.stderr);
+    expect(result.stderr).toMatch(/ConfigurationError: .*baseUrl/);
+    expect(result.stderr).not.toMatch(/no collection|does not show a collection/);
+  });
+
+  it('recover leaves the payment open and says so per payment; the journal is untouched', async () => {
+    const file = join(dir, `wrong-${randomUUID()}.db`);
+    const referenceId = await heldPending(file);
+    const result = await complete(['recover', '--journal', `sqlite:${file}`], wrongEnvironment());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^error: \\[tap-collections-sdk\\] recover: ${referenceId} left unknown: .*baseUrl`, 'm'));
+    expect(result.stderr).toMatch(
+      new RegExp(`tap-collections-sdk: ConfigurationError: recover\\(\\): 1 payment\\(s\\) left open .*${referenceId} \\(unknown\\)`),
+    );
+    const journal = new SqliteJournal(file);
+    expect((await journal.get(referenceId))?.state).toBe('unknown');
+    await journal.close();
+  });
+
+  it('worker: closes nothing, logs it at error, and /healthz answers 503 naming the base URL', { timeout: 30_000 }, async () => {
+    const file = join(dir, `wrong-worker-${randomUUID()}.db`);
+    const referenceId = await heldPending(file);
+    const worker = cli(
+      [
+        'worker',
+        '--journal',
+        `sqlite:${file}`,
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--initial-delay-ms',
+        '0',
+        '--scan-interval-ms',
+        '20',
+      ],
+      wrongEnvironment(),
+    );
+    try {
+      const port = (await worker.waitFor(/on port (\d+)\./))[1];
+      const deadline = Date.now() + 15_000;
+      let health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      while (health.status === 200) {
+        if (Date.now() > deadline) throw new Error(`still healthy:\n${worker.output().stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      }
+      expect(health.status).toBe(503);
+      expect(await health.text()).toMatch(/^unhealthy: ConfigurationError: .*baseUrl/);
+      expect(worker.output().stderr).toMatch(/^error: \[tap-collections-sdk\] settlement worker: no payment is closed on a 404/m);
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+      const journal = new SqliteJournal(file);
+      expect((await journal.get(referenceId))?.state).toBe('unknown');
+      await journal.close();
     } finally {
       worker.child.kill('SIGKILL');
     }

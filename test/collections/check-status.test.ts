@@ -5,6 +5,7 @@ import {
   CHECK_URL,
   checkPath,
   collectionsClient,
+  HEALTH_URL,
   issuePaths,
   json,
   REFERENCE_ID,
@@ -78,12 +79,17 @@ describe('checkStatus', () => {
     expect(status).toMatchObject({ operator: 'airtel', fees: { amount: 0.5 } });
   });
 
-  it('maps 404 to NotFoundError without retrying', async () => {
-    server.use(http.get(CHECK_URL, () => json(404, { success: false, message: 'Collection not found' })));
+  it("maps the service's own 404 to NotFoundError without retrying, saying it is no proof the push was never sent", async () => {
+    server.use(
+      http.get(CHECK_URL, () => json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' })),
+      http.get(HEALTH_URL, () => HttpResponse.json({ status: 'ok' })),
+    );
     const error = await rejectionOf(collectionsClient().checkStatus(REFERENCE_ID));
     expect(error).toBeInstanceOf(NotFoundError);
-    expect(error).toMatchObject({ status: 404, service: 'collections' });
-    expect(requests).toHaveLength(1);
+    expect(error).toMatchObject({ status: 404, service: 'collections', code: 'E_NOT_FOUND', serviceEnvelope: true });
+    expect((error as Error).message).toMatch(/no proof the push was never sent/);
+    // One status check, and /health once: the base URL had not proved itself in this process yet.
+    expect(requests.map((request) => request.path)).toEqual([`/v1/collections/check/${REFERENCE_ID}`, '/health']);
   });
 
   it.each([

@@ -5,6 +5,7 @@ import {
   AuthenticationError,
   BadRequestError,
   COLLECTIONS_VALIDATION_ERROR,
+  ConfigurationError,
   InternalServerError,
   NotFoundError,
   PermissionDeniedError,
@@ -64,8 +65,16 @@ describe('error statuses of section 7 map by status', () => {
   describe.each(BODIES)('with %s', (_kind, reply, expectedBody) => {
     it.each(STATUSES)('%i → %O', async (status, errorClass) => {
       server.use(http.get(CHECK_URL, () => reply(status)));
-      const error = await rejectionOf(collectionsClient({ maxRetries: 0 }).checkStatus(REFERENCE_ID));
+      const rejected = await rejectionOf(collectionsClient({ maxRetries: 0 }).checkStatus(REFERENCE_ID));
+      // A status check's 404 without the service's envelope proves nothing about a payment: the call says the base
+      // URL is wrong (ConfigurationError naming baseUrl), with the mapped NotFoundError as its cause.
+      if (status === 404) {
+        expect(rejected).toBeInstanceOf(ConfigurationError);
+        expect((rejected as Error).message).toContain('baseUrl');
+      }
+      const error = status === 404 ? (rejected as Error).cause : rejected;
       expect(error).toBeInstanceOf(errorClass);
+      expect((error as ApiError).serviceEnvelope).toBe(false);
       expect(error).toBeInstanceOf(ApiError);
       expect(error).toBeInstanceOf(TapCollectionsError);
       expect(error).toMatchObject({ status, service: 'collections', code: undefined, requestId: undefined });

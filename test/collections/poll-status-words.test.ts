@@ -4,12 +4,14 @@
  * seen. Every path reading the words alike: test/collections/status-words.test.ts.
  */
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { PollTimeoutError } from '../../src/index.js';
-import { CHECK_URL, collectionsClient, inOrder, json, REFERENCE_ID, rejectionOf, statusBody } from '../helpers/collections.js';
+import { CHECK_URL, collectionsClient, healthy, inOrder, json, REFERENCE_ID, rejectionOf, statusBody } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server } = useMswServer();
+// `/health` proves the base URL (the client asks it once, before it takes a 404 as the service's answer).
+beforeEach(() => server.use(healthy()));
 const FAST = { initialDelayMs: 5, intervalMs: 5, maxIntervalMs: 10 } as const;
 const status = (statusText: string) => () => HttpResponse.json(statusBody({ statusText }));
 const fakeLogger = () => ({ debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() });
@@ -105,7 +107,7 @@ describe('PollTimeoutError when nothing was ever seen', () => {
     server.use(
       http.get(
         CHECK_URL,
-        inOrder(() => json(404, { success: false }), status('pending')),
+        inOrder(() => json(404, { success: false, code: 'E_NOT_FOUND' }), status('pending')),
       ),
     );
     const error = await rejectionOf(collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, maxWaitMs: 60 }));

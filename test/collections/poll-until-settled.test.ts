@@ -1,5 +1,5 @@
 import { delay, HttpResponse, http } from 'msw';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
   BadRequestError,
@@ -17,6 +17,7 @@ import {
   checkPath,
   collectionsClient,
   flushUntil,
+  healthy,
   inOrder,
   issuePaths,
   json,
@@ -30,6 +31,8 @@ import {
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
+// `/health` proves the base URL (the client asks it once, before it takes a 404 as the service's answer).
+beforeEach(() => server.use(healthy()));
 
 afterEach(() => {
   vi.useRealTimers();
@@ -46,7 +49,8 @@ const status =
 const failing =
   (code: number, headers: Record<string, string> = {}) =>
   () =>
-    json(code, { success: false }, headers);
+    // The Collections envelope (a 404 counts as the service's own only with it).
+    json(code, { success: false, code: `E_HTTP_${code}` }, headers);
 
 /**
  * Answers status checks with `replies` in order and stamps each with the (fake) time since the first
@@ -285,7 +289,8 @@ describe('pollUntilSettled: failures that end the wait', () => {
     server.use(http.get(CHECK_URL, inOrder(failing(404), failing(404), status('pending'), status('successful'))));
     const settled = await collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, notFoundGraceMs: 5_000 });
     expect(settled.statusText).toBe('successful');
-    expect(requests).toHaveLength(4);
+    // Four status checks, and /health once (asked before the first 404 was taken as the service's answer).
+    expect(requests.map((request) => request.path.split('/')[1])).toEqual(['v1', 'health', 'v1', 'v1', 'v1']);
   });
 
   it('404 after notFoundGraceMs ends it with NotFoundError', async () => {
@@ -312,7 +317,7 @@ describe('pollUntilSettled: failures that end the wait', () => {
     expect(await rejectionOf(collectionsClient().pollUntilSettled(REFERENCE_ID, { ...FAST, notFoundGraceMs: 0 }))).toBeInstanceOf(
       NotFoundError,
     );
-    expect(requests).toHaveLength(1);
+    expect(requests.map((request) => request.path.split('/')[1])).toEqual(['v1', 'health']);
   });
 });
 

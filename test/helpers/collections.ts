@@ -105,10 +105,30 @@ export function issuePaths(error: unknown): string[] {
   return (error as { issues: { path: string }[] }).issues.map((issue) => issue.path).sort();
 }
 
-/** Fakes the timers a poll or a retry uses (msw needs none of them). */
+/** Fakes the timers a poll or a retry uses (msw needs none of them), and the monotonic clock with them. */
 export function useFakeClock(): void {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: new Date('2026-11-21T10:00:00.000Z') });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'], now: new Date('2026-11-21T10:00:00.000Z') });
 }
+
+/**
+ * Fakes only this process's monotonic clock (`performance.now()`, what the SDK's own watch of an open record runs on);
+ * timers and `Date` stay real. Move it with {@link watchFor}; `vi.useRealTimers()` restores it.
+ */
+export function useFakeMonotonicClock(): void {
+  vi.useFakeTimers({ toFake: ['performance'] });
+}
+
+/** Moves the faked monotonic clock on by `ms`: this process has watched its open records that much longer. */
+export function watchFor(ms: number): void {
+  vi.advanceTimersByTime(ms);
+}
+
+/** The Collections service's own 404: its error envelope (`success: false`, a string `code`). */
+export const serviceNotFound = () =>
+  json(404, { success: false, data: null, code: 'E_NOT_FOUND', message: 'Collection not found', requestId: 'req-404' });
+
+/** `GET /health` answering 200: the base URL proves it serves the Collections API. */
+export const healthy = () => http.get(HEALTH_URL, () => HttpResponse.json({ status: 'ok' }));
 
 /** Wraps a promise so its outcome can be read synchronously while fake time is advanced. */
 export function track<T>(promise: Promise<T>) {

@@ -19,11 +19,18 @@ export interface LineProcess {
   /** Resolves once a line matches `pattern`; rejects if the process ends first. */
   waitFor(pattern: RegExp): Promise<void>;
   readonly exited: Promise<LineProcessExit>;
+  /** Writes one line to its stdin (only when started with `input: true`). */
+  send(line: string): void;
 }
 
 /** Starts `process.execPath` with `args`; `name` names it in the error of a `waitFor` that cannot be met. */
-export function startLineProcess(args: readonly string[], env: NodeJS.ProcessEnv, name: string): LineProcess {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+export function startLineProcess(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  name: string,
+  options: { readonly input?: boolean } = {},
+): LineProcess {
+  const child = spawn(process.execPath, args, { stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'], env });
   const lines: string[] = [];
   let partial = '';
   let stderr = '';
@@ -54,5 +61,9 @@ export function startLineProcess(args: readonly string[], env: NodeJS.ProcessEnv
       child.once('exit', check);
       check();
     });
-  return { child, lines, waitFor, exited };
+  const send = (line: string) => {
+    if (child.stdin === null) throw new Error(`${name} was started without input`);
+    child.stdin.write(`${line}\n`);
+  };
+  return { child, lines, waitFor, exited, send };
 }

@@ -1,6 +1,6 @@
 /** initiate with a journal: every state change, the write before the first byte, and a referenceId already in the journal. */
 import { HttpResponse, http } from 'msw';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ConfigurationError,
   JournalError,
@@ -16,22 +16,30 @@ import {
   CHECK_URL,
   collectionInput,
   collectionsClient,
+  healthy,
   INITIATE_URL,
   inOrder,
   json,
   PRODUCT_ID,
   REFERENCE_ID,
   rejectionOf,
+  serviceNotFound,
   statusBody,
+  useFakeMonotonicClock,
   validationProblem,
+  watchFor,
 } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
 afterEach(() => vi.useRealTimers());
+// `/health` proves the base URL before a verdict on a 404.
+beforeEach(() => server.use(healthy()));
 
 const accepted = () => json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending' } });
-const notFound = () => json(404, { success: false, message: 'Collection not found' });
+const notFound = serviceNotFound;
+/** The status checks and creates sent (not the one `/health` the client asks before its first verdict). */
+const sent = () => requests.filter((request) => request.path !== '/health').map((request) => request.method);
 const unavailable = () => json(503, { success: false }, { 'retry-after': '0' });
 const posts = () => requests.filter((request) => request.method === 'POST').length;
 
@@ -265,10 +273,15 @@ describe('a referenceId already in the journal', () => {
   });
 
   it("unknown, untouched past its sender's window and the grace by the journal's clock, not at the service: checked again, then sent once", async () => {
+    useFakeMonotonicClock();
     const { journal } = await journalWithEarlier('unknown', 60_000, { sendWindowMs: 45_000 });
     server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
-    await expect(collectionsClient({ journal }).initiate(collectionInput())).resolves.toMatchObject({ status: 'pending' });
-    expect(requests.map((request) => request.method)).toEqual(['GET', 'GET', 'POST']);
+    const client = collectionsClient({ journal });
+    // This process has not watched the record itself yet: old by the journal's clock is not enough.
+    expect(await rejectionOf(client.initiate(collectionInput()))).toBeInstanceOf(UnknownOutcomeError);
+    watchFor(45_000 + 10_000);
+    await expect(client.initiate(collectionInput())).resolves.toMatchObject({ status: 'pending' });
+    expect(sent()).toEqual(['GET', 'GET', 'GET', 'POST']);
     expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
     expect((await journal.history(REFERENCE_ID)).map((event) => `${event.from}→${event.to} by ${event.by}`)).toEqual([
       'null→unknown by initiate',
@@ -279,16 +292,25 @@ describe('a referenceId already in the journal', () => {
 
   it("initiating, its sender's window not over by the journal's clock: UnknownOutcomeError with decidableAt, nothing sent (an attempt may still arrive)", async () => {
     // 50 s ago, with the default window (3 × 30 s + 2 × 8 s): a push of that call may still reach the service.
+    useFakeMonotonicClock();
     const { journal, record, clock } = await journalWithEarlier('initiating', 50_000, { sendWindowMs: 106_000 });
     server.use(http.get(CHECK_URL, notFound), http.post(INITIATE_URL, accepted));
     const client = collectionsClient({ journal });
     const error = await rejectionOf(client.initiate(collectionInput()));
     expect(error).toBeInstanceOf(UnknownOutcomeError);
-    expect((error as UnknownOutcomeError).decidableAt).toBe(new Date(Date.parse(record.updatedAt) + 106_000 + 10_000).toISOString());
+    // The later of the two bounds: this process first saw the record 50 s after its write, so its own watch of the
+    // window and the grace ends 50 s after the journal's bound.
+    const decidableIn = Date.parse((error as UnknownOutcomeError).decidableAt ?? '') - Date.parse(record.updatedAt);
+    expect(decidableIn).toBeGreaterThanOrEqual(50_000 + 106_000 + 10_000);
+    expect(decidableIn).toBeLessThan(50_000 + 106_000 + 10_000 + 1_000);
     expect(posts()).toBe(0);
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
-    // The journal's clock past the window and the grace: the same call now proves the push never arrived and sends once.
+    // The journal's clock steps past the window and the grace (NTP, a VM resumed): that alone proves nothing.
     clock.offsetMs = 70_000;
+    expect(await rejectionOf(client.initiate(collectionInput()))).toBeInstanceOf(UnknownOutcomeError);
+    expect(posts()).toBe(0);
+    // Watched that long by this process too: the same call now proves the push never arrived and sends once.
+    watchFor(106_000 + 10_000);
     await expect(client.initiate(collectionInput())).resolves.toMatchObject({ status: 'pending' });
     expect(posts()).toBe(1);
   });

@@ -56,6 +56,28 @@ describe('checkPaymentJournal fails broken stores', () => {
     expect(results.find((result) => result.name === name)?.error).toMatch(/reopened store/);
   });
 
+  it("a store that does not keep the sender's window (a record read without one would be judged by the longest)", async () => {
+    const drop = <T extends PaymentRecord | undefined>(record: T): T => {
+      if (record === undefined) return record;
+      const { sendWindowMs: _dropped, decidableAt: _derived, ...rest } = record;
+      return rest as T;
+    };
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        insert: async (record) => drop(await inner.insert(record)),
+        get: async (id) => drop(await inner.get(id)),
+        list: async (filter) => (await inner.list(filter)).map(drop),
+        transition: async (id, version, change) => {
+          const outcome = await inner.transition(id, version, change);
+          return outcome.applied ? { applied: true, record: drop(outcome.record) } : { applied: false, record: drop(outcome.record) };
+        },
+      })),
+    );
+    expect(failed(results)).toContain(
+      "the sender's window is kept: by insert, by a transition that names it, through one that does not, and after reopening",
+    );
+  });
+
   it('a store whose transition ignores the expected version (an unconditional update)', async () => {
     const results = await checkPaymentJournal(
       broken((inner) => ({

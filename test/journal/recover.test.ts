@@ -1,6 +1,6 @@
 /** recover(), the statuses checkStatus and pollUntilSettled record, and saleOutcome. */
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
   ConfigurationError,
@@ -15,24 +15,37 @@ import {
   CHECK_URL,
   collectionInput,
   collectionsClient,
+  healthy,
   INITIATE_URL,
   json,
   PRODUCT_ID,
   REFERENCE_ID,
   rejectionOf,
+  serviceNotFound,
   statusBody,
+  useFakeMonotonicClock,
+  watchFor,
 } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
 
-const notFound = () => json(404, { success: false, message: 'Collection not found' });
+const notFound = serviceNotFound;
+
+// This process's monotonic clock is faked alone (its own watch of open records); `/health` proves the base URL.
+beforeEach(() => {
+  useFakeMonotonicClock();
+  server.use(healthy());
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** The journal's clock, moved back while an aged record is written: the journal stamps its own times. */
 const clock = { offsetMs: 0 };
 const clockedJournal = () => new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
 
-/** A record as `initiate` writes it, without a sender's window (its age alone decides), last written `ageMs` ago. */
+/** A record as `initiate` writes it, with a sender's window of 0 (its age alone decides). */
 function record(referenceId: string, state: PaymentState): PaymentRecord {
   return {
     referenceId,
@@ -42,6 +55,7 @@ function record(referenceId: string, state: PaymentState): PaymentRecord {
     currency: 'ZMW',
     phoneNumber: '260*******56',
     fingerprint: 'v1:abc',
+    sendWindowMs: 0,
   } as PaymentRecord;
 }
 
@@ -88,13 +102,23 @@ describe('recover', () => {
     await insertAged(journal, id(99), 'successful', 60_000); // final: not looked at
     server.use(statuses(Object.fromEntries(cases.map(([, answer], index) => [id(index), answer]))));
     const oldestFirst = (await journal.list({ states: ['initiating', 'pending', 'unknown'] })).map((item) => item.referenceId);
-    const recovered = await collectionsClient({ journal, maxRetries: 0 }).recover();
+    const client = collectionsClient({ journal, maxRetries: 0 });
+    // Just started: a 404 waits until this process itself has watched the record for its window and the grace.
+    const first = await client.recover();
+    expect(first.filter((item) => item.state === 'not-sent')).toEqual([]);
+    const stillOpen = new Set(
+      first.filter((item) => ['initiating', 'pending', 'unknown'].includes(item.state)).map((item) => item.referenceId),
+    );
+    watchFor(10_000);
+    const recovered = await client.recover();
     const expected = new Map(cases.map(([, , , state], index) => [id(index), state]));
     expect(recovered.map((item) => [item.referenceId, item.state])).toEqual(
-      oldestFirst.map((referenceId) => [referenceId, expected.get(referenceId)]),
+      oldestFirst.filter((referenceId) => stillOpen.has(referenceId)).map((referenceId) => [referenceId, expected.get(referenceId)]),
     );
-    expect(recovered.find((item) => item.referenceId === id(0))).toMatchObject({ statusText: 'successful', transactionCode: 'TX' });
-    for (const item of recovered) expect(await journal.get(item.referenceId)).toEqual(item);
+    for (const [referenceId, state] of expected) expect((await journal.get(referenceId))?.state, referenceId).toBe(state);
+    expect(first.find((item) => item.referenceId === id(0))).toMatchObject({ statusText: 'successful', transactionCode: 'TX' });
+    // Records still open carry the later decidableAt (this process's own watch), the journal's the store's own bound.
+    for (const item of recovered) expect({ ...(await journal.get(item.referenceId)), decidableAt: 0 }).toEqual({ ...item, decidableAt: 0 });
     expect(requests.some((request) => request.path.endsWith(id(99)))).toBe(false);
   });
 
@@ -104,6 +128,9 @@ describe('recover', () => {
     server.use(statuses({}));
     const client = collectionsClient({ journal });
     expect((await client.recover({ notFoundGraceMs: 5_000 }))[0]?.state).toBe('initiating');
+    // Old enough by the journal's clock for a 500 ms grace, but watched by this process for less: still open.
+    expect((await client.recover({ notFoundGraceMs: 500 }))[0]?.state).toBe('initiating');
+    watchFor(500);
     expect((await client.recover({ notFoundGraceMs: 500 }))[0]?.state).toBe('not-sent');
     expect(await client.recover()).toEqual([]);
   });

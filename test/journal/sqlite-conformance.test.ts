@@ -30,7 +30,7 @@ describe('SqliteJournal', () => {
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(file);
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
     db.close();
     await journal.close();
   });
@@ -125,6 +125,14 @@ PRAGMA user_version = 1;
       version: 1,
     });
     expect((await journal.get(settled))?.amount).toBe(9999.99);
+    // The upgrade wrote the longest window possible into the open record: no age proves a push of the first release unsent.
+    const { DatabaseSync: Reader } = await import('node:sqlite');
+    const raw = new Reader(file);
+    expect(raw.prepare('SELECT reference_id, send_window_ms FROM tap_payment_journal ORDER BY reference_id').all()).toEqual([
+      { reference_id: pending, send_window_ms: Number.POSITIVE_INFINITY },
+      { reference_id: settled, send_window_ms: null },
+    ]);
+    raw.close();
     expect(await journal.history(pending)).toEqual([]); // no history before the upgrade
     // The record written before the upgrade moves on by the new rules, and its history starts there.
     const moved = await journal.transition(pending, 1, { state: 'successful', by: 'recover', statusText: 'successful' });
@@ -139,7 +147,7 @@ PRAGMA user_version = 1;
     const results = await checkPaymentJournal(() => new SqliteJournal(file));
     expect(results.filter((result) => !result.ok)).toEqual([]);
     const db = new DatabaseSync(file);
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
     db.close();
   });
 

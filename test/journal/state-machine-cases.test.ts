@@ -1,11 +1,13 @@
 /**
  * The eight ways the journal lost or doubled a payment before it had one state machine (issue: "A payment is
  * never doubled and never lost"), each through the public API: a record is closed as `not-sent` only when the
- * journal's own clock proves no attempt can still arrive, every close is a compare-and-set, and what is stored
- * is what a log line may carry.
+ * journal's own clock and this process's own watch of the record prove no attempt can still arrive, every close is
+ * a compare-and-set, and what is stored is what a log line may carry.
+ *
+ * The process's monotonic clock is faked alone (`watchFor` moves it); timers and `Date` are real.
  */
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   MemoryJournal,
   type PaymentRecord,
@@ -19,20 +21,34 @@ import {
   CHECK_URL,
   collectionInput,
   collectionsClient,
+  healthy,
   INITIATE_URL,
   json,
   PRODUCT_ID,
   REFERENCE_ID,
   rejectionOf,
   sentBody,
+  serviceNotFound,
   statusBody,
+  useFakeMonotonicClock,
+  watchFor,
 } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
 
 const API_KEY_ECHO = 'sk_test_collections_0123456789';
-const notFound = () => json(404, { success: false, message: 'Collection not found' });
+const notFound = serviceNotFound;
+/** Status checks only (the client also asks `/health` once, before its first verdict on a 404). */
+const checks = () => requests.filter((request) => request.path.startsWith('/v1/collections/check/'));
+
+beforeEach(() => {
+  useFakeMonotonicClock();
+  server.use(healthy());
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 const accepted = () => json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending' } });
 const posts = () => requests.filter((request) => request.method === 'POST').length;
 /** The default window of a client's push: 3 attempts of 30 s and 2 backoffs of up to 8 s. */
@@ -88,7 +104,11 @@ describe('1. recover() after a crash, default options, while the push is still o
     const [record] = await client.recover();
     expect(record?.state).toBe('initiating');
     expect(saleOutcome(record as PaymentRecord)).toBe('unknown');
-    expect(Date.parse(record?.decidableAt ?? '') - Date.parse(record?.updatedAt ?? '')).toBe(DEFAULT_WINDOW_MS + 10_000);
+    // The later of the two bounds: this process first saw the record now (11 s after its write), so its own watch
+    // ends the window and the grace from now, past the journal's bound.
+    const decidableIn = Date.parse(record?.decidableAt ?? '') - Date.parse(record?.updatedAt ?? '');
+    expect(decidableIn).toBeGreaterThanOrEqual(11_000 + DEFAULT_WINDOW_MS + 10_000);
+    expect(decidableIn).toBeLessThan(11_000 + DEFAULT_WINDOW_MS + 10_000 + 1_000);
     // The push lands at 15 s: the next recover() finds it.
     server.use(http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'pending' }))));
     expect((await client.recover())[0]?.state).toBe('pending');
@@ -99,10 +119,15 @@ describe('1. recover() after a crash, default options, while the push is still o
     const journal = journalAt(clock);
     await leftByTill(journal, clock, 'initiating', DEFAULT_WINDOW_MS + 10_000);
     server.use(http.get(CHECK_URL, notFound));
-    const [record] = await collectionsClient({ journal }).recover();
+    const client = collectionsClient({ journal });
+    // Old enough by the journal's clock, but this process (just started) has not watched it yet: not yet.
+    const [first] = await client.recover();
+    expect(first?.state).toBe('initiating');
+    watchFor(DEFAULT_WINDOW_MS + 10_000);
+    const [record] = await client.recover();
     expect(record?.state).toBe('not-sent');
-    // The 404 that decides is asked for after the journal said the record was old enough.
-    expect(requests.map((request) => request.method)).toEqual(['GET', 'GET']);
+    // The 404 that decides is asked for after both clocks said the record was old enough.
+    expect(checks().map((request) => request.method)).toEqual(['GET', 'GET', 'GET']);
   });
 });
 
@@ -162,16 +187,19 @@ describe('3 and 5. a close is a compare-and-set: a resend written meanwhile wins
     const clock = { offsetMs: 0 };
     const journal = journalAt(clock);
     await leftByTill(journal, clock, 'unknown', DEFAULT_WINDOW_MS + 60_000);
-    let checks = 0;
+    let checked = 0;
     server.use(
       http.get(CHECK_URL, async () => {
-        checks++;
-        // The second check is the one the verdict rests on; the till resends just before it is answered.
-        if (checks === 2) await resendTouch(journal);
+        checked++;
+        // The third check is the one the verdict rests on; the till resends just before it is answered.
+        if (checked === 3) await resendTouch(journal);
         return notFound();
       }),
     );
-    const [record] = await collectionsClient({ journal }).recover();
+    const client = collectionsClient({ journal });
+    await client.recover();
+    watchFor(DEFAULT_WINDOW_MS + 10_000);
+    const [record] = await client.recover();
     expect(record?.state).toBe('initiating');
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
   });
@@ -180,16 +208,18 @@ describe('3 and 5. a close is a compare-and-set: a resend written meanwhile wins
     const clock = { offsetMs: 0 };
     const journal = journalAt(clock);
     await leftByTill(journal, clock, 'initiating', DEFAULT_WINDOW_MS + 60_000);
-    let checks = 0;
+    let checked = 0;
     server.use(
       http.get(CHECK_URL, async () => {
-        checks++;
-        if (checks === 1) await resendTouch(journal);
+        checked++;
+        if (checked === 1) await resendTouch(journal);
+        // The worker has watched the record long enough by now (only the journal's bound keeps it open).
+        watchFor(DEFAULT_WINDOW_MS + 10_000);
         return notFound();
       }),
     );
     const worker = collectionsClient({ journal }).startSettlementWorker({ initialDelayMs: 0, intervalMs: 20, maxIntervalMs: 20 });
-    while (checks < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (checked < 4) await new Promise((resolve) => setTimeout(resolve, 5));
     await worker.stop();
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
   });
@@ -204,8 +234,10 @@ describe('4. clocks that disagree', () => {
     server.use(http.get(CHECK_URL, notFound));
     const client = collectionsClient({ journal });
     expect((await client.recover())[0]?.state).toBe('initiating');
+    // This process has watched the record long enough: only the journal's clock keeps it open.
+    watchFor(DEFAULT_WINDOW_MS + 10_000);
     const worker = client.startSettlementWorker({ initialDelayMs: 0, intervalMs: 20, maxIntervalMs: 20 });
-    while (requests.length < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (checks().length < 4) await new Promise((resolve) => setTimeout(resolve, 5));
     await worker.stop();
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
   });
@@ -233,6 +265,9 @@ describe('7. a poll or status check that reaches a definitive 404 records it', (
       await leftByTill(journal, clock, 'initiating', DEFAULT_WINDOW_MS + 10_000);
       server.use(http.get(CHECK_URL, notFound));
       const client = collectionsClient({ journal });
+      // First sight: not provable yet by this process's own watch.
+      await expect(client.checkStatus(REFERENCE_ID)).rejects.toBeInstanceOf(UnknownOutcomeError);
+      watchFor(DEFAULT_WINDOW_MS + 10_000);
       const call =
         method === 'poll'
           ? client.pollUntilSettled(REFERENCE_ID, { notFoundGraceMs: 0, intervalMs: 1, maxWaitMs: 5_000 })
@@ -248,7 +283,10 @@ describe('7. a poll or status check that reaches a definitive 404 records it', (
     const journal = journalAt(clock);
     await leftByTill(journal, clock, 'initiating', 1_000);
     server.use(http.get(CHECK_URL, notFound));
-    await expect(collectionsClient({ journal }).checkStatus(REFERENCE_ID)).rejects.toMatchObject({ status: 404 });
+    // One 404 rule: with a journal, a 404 before decidableAt is UnknownOutcomeError carrying it, never a bare 404.
+    const error = await rejectionOf(collectionsClient({ journal }).checkStatus(REFERENCE_ID));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((error as UnknownOutcomeError).decidableAt).toBeDefined();
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
   });
 });

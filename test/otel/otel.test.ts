@@ -13,7 +13,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CollectionsClient, MemoryJournal, TapClient } from '../../src/index.ts';
+import { CollectionsClient, MemoryJournal, type PaymentJournal, TapClient } from '../../src/index.ts';
 import { openTelemetry } from '../../src/otel/index.ts';
 import {
   COLLECTIONS_API_KEYS,
@@ -218,6 +218,54 @@ describe('settlement worker metrics', () => {
       expect(metrics.has('tap_collections.worker.budget_used')).toBe(true);
       expect(total('tap_collections.worker.pauses')).toBe(0);
       expect(settled.sort()).toEqual(backlog.map(({ referenceId }) => referenceId).sort());
+    } finally {
+      await worker.stop();
+      await meterProvider.shutdown();
+    }
+  });
+
+  it('counts a contradiction: a payment closed by another process while leased, answered the other way', async () => {
+    const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 60_000 });
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const inner = new MemoryJournal();
+    // Another till records `failed` for every payment right after this worker leases it; the service says successful.
+    const journal: PaymentJournal = {
+      insert: (record) => inner.insert(record),
+      transition: (referenceId, version, change) => inner.transition(referenceId, version, change),
+      now: () => inner.now(),
+      get: (referenceId) => inner.get(referenceId),
+      list: (filter) => inner.list(filter),
+      history: (referenceId) => inner.history(referenceId),
+      lease: async (request) => {
+        const leased = await inner.lease(request);
+        for (const record of leased)
+          await inner.transition(record.referenceId, record.version, { state: 'failed', by: 'another-till', statusText: 'failed' });
+        return leased;
+      },
+      renew: (owner, referenceIds, leaseMs) => inner.renew(owner, referenceIds, leaseMs),
+      release: (owner, referenceIds) => inner.release(owner, referenceIds),
+    };
+    const client = collections({ journal, instrumentation: openTelemetry({ tracerProvider, meterProvider }) });
+    const { referenceId } = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 5 });
+    const contradicted: string[] = [];
+    const worker = client.startSettlementWorker({
+      initialDelayMs: 0,
+      scanIntervalMs: 5,
+      onContradiction: (record) => {
+        contradicted.push(record.referenceId);
+      },
+    });
+    try {
+      await expect.poll(() => contradicted, { timeout: 5000, interval: 10 }).toEqual([referenceId]);
+      const { resourceMetrics } = await reader.collect();
+      const metric = resourceMetrics.scopeMetrics
+        .flatMap((scope) => scope.metrics)
+        .find((m) => m.descriptor.name === 'tap_collections.worker.contradictions');
+      expect(metric?.dataPoints.map((point) => [point.attributes, point.value])).toEqual([
+        [{ 'worker.id': worker.workerId, 'payment.state': 'failed' }, 1],
+      ]);
+      expect((await inner.get(referenceId))?.contradiction?.statusText).toBe('successful');
     } finally {
       await worker.stop();
       await meterProvider.shutdown();

@@ -23,5 +23,5 @@ describe('checkPaymentJournal on PostgresJournal (a real server)', () => {
       return journal;
     });
     expect(again.filter((result) => !result.ok)).toEqual([]);
-  });
+  }, 60_000);
 });

@@ -141,7 +141,7 @@ describe('rows that cannot be read', () => {
     }
     const [corrupt] = ids as [string];
     const foreign = '../../../health?x=';
-    await admin.query(`UPDATE "${name}" SET error = '"oops"'::jsonb WHERE reference_id = $1`, [corrupt]);
+    await admin.query(`UPDATE "${name}" SET error = '"oops"'::jsonb, version = version + 1 WHERE reference_id = $1`, [corrupt]);
     await admin.query(
       `INSERT INTO "${name}" SELECT $1, state, product_id, amount, currency, phone_number, narration, fingerprint, created_at, updated_at,
          status_text, transaction_code, reason, error, NULL, NULL, version, send_window_ms FROM "${name}" WHERE reference_id = $2`,
@@ -176,7 +176,7 @@ describe('rows that cannot be read', () => {
     }
     expect(workerPaths.some((path) => path.includes('health') || path.includes('..'))).toBe(false);
     const leased = await admin.query(
-      `SELECT reference_id FROM "${name}" WHERE lease_owner IS NOT NULL AND state IN ('initiating', 'pending', 'unknown')`,
+      `SELECT reference_id FROM "${name}" WHERE leased_to IS NOT NULL AND state IN ('initiating', 'pending', 'unknown')`,
     );
     expect(leased.rows).toEqual([]);
     // Reported once each, however many reads met them.

@@ -260,6 +260,14 @@ describe('PostgresJournal upgrades a table of the previous release in place', ()
       expect(await journal.history(referenceId)).toEqual([]); // no history before the upgrade
     }
     expect((await journal.list()).map((item) => item.referenceId)).toEqual(rows.map(([referenceId]) => referenceId));
+    // The upgrade wrote the longest window possible into the open records: no age proves a push of the first release unsent.
+    const windows = await pool.query(`SELECT reference_id, send_window_ms FROM "${name}" ORDER BY reference_id`);
+    expect(windows.rows).toEqual([
+      { reference_id: rows[0][0], send_window_ms: Number.POSITIVE_INFINITY },
+      { reference_id: rows[1][0], send_window_ms: null },
+      { reference_id: rows[2][0], send_window_ms: Number.POSITIVE_INFINITY },
+    ]);
+    expect((await journal.get(rows[2][0]))?.decidableAt).toBeUndefined();
     // A lease taken before the upgrade still holds after it.
     expect(await journal.lease({ owner: 'new-worker', leaseMs: 60_000, limit: 10 })).toEqual([]);
     // Records written before the upgrade move on by the new rules; a second migrate() changes nothing.

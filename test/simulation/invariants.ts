@@ -5,8 +5,8 @@
  *   `not-sent` or `rejected`, which is what a till goes by) means the service never holds it;
  * - every settled word, `onSettled`, `waitForSettlement` and `recover()` record agrees with the service;
  * - at most one collection per sale, whatever its references (checked as each collection is created);
- * - once faults stop, every payment reaches a final state in agreement with the service within
- *   {@link LIVENESS_BOUND_MS}, without a final `recover()`.
+ * - once faults stop, every payment reaches a final state in agreement with the service within the documented
+ *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`.
  *
  * No vitest import (see scheduler.ts).
  */
@@ -15,13 +15,6 @@ import { TapCollectionsError, type UnknownOutcomeError } from '../../src/core/er
 import type { PaymentRecord } from '../../src/journal/journal.js';
 import type { Sale } from './processes.js';
 import type { Collection, Service } from './service.js';
-
-/**
- * How long after the faults stop every payment must be final: the longest send window of the world
- * (3 × 30 s + 2 × 8 s), the longest grace a reader uses (30 s), and a worker's lease, scan and check schedule,
- * taken generously. The documented bound (issue 26) replaces it when it lands.
- */
-export const LIVENESS_BOUND_MS = 10 * 60_000;
 
 const STATUS_WORDS = new StatusWords();
 const short = (referenceId: string) => referenceId.slice(0, 8);
@@ -138,7 +131,7 @@ export class Ledger {
   }
 
   /** The end: what callers were told and what the journal holds, against the service, after the liveness bound. */
-  finish(records: readonly PaymentRecord[]): void {
+  finish(records: readonly PaymentRecord[], boundMs: number): void {
     const service = this.#service;
     const byReference = new Map(records.map((record) => [record.referenceId.toLowerCase(), record]));
     for (const collection of service.collections) {
@@ -151,7 +144,7 @@ export class Ledger {
       const reference = short(record.referenceId);
       if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {
         this.violations.push(
-          `LIVENESS: ${reference} still ${record.state} ${LIVENESS_BOUND_MS / 60_000} min after the faults stopped (service: ${held[0]?.outcome ?? 'nothing'})`,
+          `LIVENESS: ${reference} still ${record.state} ${Math.round(boundMs / 1_000)} s after the faults stopped (service: ${held[0]?.outcome ?? 'nothing'})`,
         );
       } else if ((record.state === 'not-sent' || record.state === 'rejected') && held.length > 0) {
         this.violations.push(`CONTRADICTION: ${reference} is ${record.state} but the service holds collection #${held[0]?.id}`);

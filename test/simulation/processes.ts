@@ -8,6 +8,7 @@
  * No vitest import (see scheduler.ts).
  */
 import { CollectionsClient } from '../../src/collections/client.js';
+import type { SettlementWorkerOptions } from '../../src/collections/settlement-worker-options.js';
 import { StatusWords } from '../../src/collections/status-words.js';
 import { ApiError, JournalError, RequestValidationError, UnknownOutcomeError } from '../../src/core/errors.js';
 import { BACKOFF_MAX_MS } from '../../src/core/retry.js';
@@ -185,13 +186,13 @@ async function checkAndTell(world: World, client: CollectionsClient, reference: 
   if (meaning === 'successful' || meaning === 'failed') world.ledger.settledWord(reference, 'checkStatus', status.statusText);
 }
 
-/** A settlement worker of this process; reports every `onSettled`. Runs until the process dies. */
-export async function settle(world: World, client: CollectionsClient): Promise<void> {
-  const { random, ledger } = world;
+/** The options of one settlement worker, drawn from the world (the liveness bound is computed from the fleet worker's). */
+export function workerOptions(world: World): SettlementWorkerOptions {
+  const { random } = world;
   const grace = pick(random, world.graces);
-  const worker = client.startSettlementWorker({
+  return {
     onSettled: (record: PaymentRecord) => {
-      ledger.finalRecord(record.referenceId, 'onSettled', record);
+      world.ledger.finalRecord(record.referenceId, 'onSettled', record);
       // Sometimes the till's handler fails: the worker must deliver it again.
       if (random() < 0.05) throw new Error('handler failed (simulated)');
     },
@@ -199,7 +200,12 @@ export async function settle(world: World, client: CollectionsClient): Promise<v
     leaseMs: pick(random, [30_000, 30_000, 90_000]),
     requestsPerSecond: pick(random, [10, 10, 2]),
     scanIntervalMs: pick(random, [1_000, 5_000, 15_000, 15_000]),
-  });
+  };
+}
+
+/** A settlement worker of this process; reports every `onSettled`. Runs until the process dies. */
+export async function settle(client: CollectionsClient, options: SettlementWorkerOptions): Promise<void> {
+  const worker = client.startSettlementWorker(options);
   await worker.done;
 }
 

@@ -186,7 +186,9 @@ export class Service {
               this.#push(payload, id, since + caller.sendWindowMs, answer);
             } else if (method === 'GET' && url.pathname.startsWith('/v1/collections/check/')) {
               this.#status(decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)), answer);
-            } else answer(json(404, { code: 'E_NOT_FOUND', message: 'No such route' }), '404 route');
+            } else if (method === 'GET' && url.pathname === '/health') {
+              answer(json(200, { success: true, data: { status: 'ok' } }), 'health');
+            } else answer(json(404, { success: false, code: 'E_ROUTE_NOT_FOUND', message: 'No such route' }), '404 route');
           });
         };
       });
@@ -208,16 +210,16 @@ export class Service {
     const referenceId = payload.referenceId;
     if (this.#chance(f.failBefore)) {
       this.#hit('503 before commit');
-      return answer(json(503, { message: 'Service unavailable' }), '503');
+      return answer(json(503, { success: false, message: 'Service unavailable' }), '503');
     }
     if (this.#chance(f.rateLimit)) {
       this.#hit('429 on push');
-      return answer(json(429, { message: 'Too many requests' }, { 'retry-after': String(1 + Math.floor(this.#random() * 5)) }), '429');
+      return answer(json(429, { success: false, message: 'Too many requests' }, { 'retry-after': String(1 + Math.floor(this.#random() * 5)) }), '429');
     }
     if (this.refuses(payload.amount)) {
       this.#hit('422 refusal');
       return answer(
-        json(422, { code: 'E_VALIDATION_ERROR', message: 'Invalid', errors: [{ field: 'amount', rule: 'max', message: 'too large' }] }),
+        json(422, { success: false, code: 'E_VALIDATION_ERROR', message: 'Invalid', errors: [{ field: 'amount', rule: 'max', message: 'too large' }] }),
         '422',
       );
     }
@@ -233,8 +235,8 @@ export class Service {
         this.#hit('duplicate refused');
         return answer(
           f.duplicateAs422
-            ? json(422, { code: 'E_VALIDATION_ERROR', errors: [{ field: 'referenceId', rule: 'unique', message: 'exists' }] })
-            : json(409, { code: 'E_DUPLICATE', message: 'Reference exists' }),
+            ? json(422, { success: false, code: 'E_VALIDATION_ERROR', errors: [{ field: 'referenceId', rule: 'unique', message: 'exists' }] })
+            : json(409, { success: false, code: 'E_DUPLICATE', message: 'Reference exists' }),
           'duplicate',
         );
       }
@@ -261,13 +263,13 @@ export class Service {
       if (this.#chance(f.dropAfterCommit)) return this.#hit('answer lost after commit');
       if (this.#chance(f.failAfterCommit)) {
         this.#hit('503 after commit');
-        return answer(json(503, { message: 'Service unavailable' }), '503 after commit');
+        return answer(json(503, { success: false, message: 'Service unavailable' }), '503 after commit');
       }
       if (this.#chance(f.garbleAfterCommit)) {
         this.#hit('unreadable 2xx');
         return answer(new Response('<html>ok</html>', { status: 202, headers: { 'content-type': 'text/html' } }), '202 unreadable');
       }
-      return answer(json(202, { data: { referenceId, status: 'pending' } }), '202');
+      return answer(json(202, { success: true, data: { referenceId, status: 'pending' } }), '202');
     });
     return true;
   }
@@ -276,17 +278,18 @@ export class Service {
     const f = this.faults;
     const sim = this.#sim;
     if (this.#chance(f.statusDrop)) return this.#hit('status answer lost');
-    if (this.#chance(f.statusFail)) return answer(json(503, { message: 'Service unavailable' }), '503');
+    if (this.#chance(f.statusFail)) return answer(json(503, { success: false, message: 'Service unavailable' }), '503');
     if (this.#chance(f.statusRateLimit)) {
       this.#hit('429 on status');
-      return answer(json(429, { message: 'Slow down' }, { 'retry-after': String(1 + Math.floor(this.#random() * 3)) }), '429');
+      return answer(json(429, { success: false, message: 'Slow down' }, { 'retry-after': String(1 + Math.floor(this.#random() * 3)) }), '429');
     }
     const visible = this.holding(referenceId).find((collection) => collection.committedAt <= sim.now);
-    if (visible === undefined) return answer(json(404, { code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
+    if (visible === undefined) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
     const settled = visible.settlesAt <= sim.now;
     const word = settled ? this.#settledWord(visible.outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';
     return answer(
       json(200, {
+        success: true,
         data: {
           referenceId: visible.referenceId,
           statusText: word,

@@ -11,9 +11,21 @@
  */
 
 import { seededRandom } from '../helpers/seeded-random.js';
-import { Ledger, LIVENESS_BOUND_MS } from './invariants.js';
+import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
+import { Ledger } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal } from './journal.js';
-import { type ClientSettings, check, clientFor, newReference, recoverOnce, type Sale, sell, settle, type World } from './processes.js';
+import {
+  type ClientSettings,
+  check,
+  clientFor,
+  newReference,
+  recoverOnce,
+  type Sale,
+  sell,
+  settle,
+  type World,
+  workerOptions,
+} from './processes.js';
 import { type Proc, Scheduler, T0 } from './scheduler.js';
 import { HEALTHY, Service, type ServiceFaults } from './service.js';
 import { VirtualTime } from './virtual-time.js';
@@ -183,8 +195,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     if (till !== undefined) startTill(`${base}.r${count}`, till.sales, till.settings, till.clock, at, true);
     else if (base.startsWith('worker')) startWorker(`${base}.r${count}`, at);
   };
-  const startWorker = (name: string, at: number, mortal = true) =>
-    sim.spawn(name, at, (p) => settle(world, clientFor(world, p, settings())), { offset: offset(), drift: drift(), mortal });
+  const startWorker = (name: string, at: number, mortal = true, options = workerOptions(world)) =>
+    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings()), options), { offset: offset(), drift: drift(), mortal });
   for (let w = 0, workers = Math.floor(random() * 3); w < workers; w++) startWorker(`worker${w}`, T0 + random() * MINUTE);
   if (!reduce.noCheckers)
     for (let c = 0, checkers = Math.floor(random() * 3); c < checkers; c++) {
@@ -237,6 +249,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 
   time.install();
   let finished = false;
+  let livenessBoundMs = 0;
   try {
     const tillsDone = () => sim.procs.every((p) => !/^(till|twin)/.test(p.name) || p.done || p.dead);
     finished = await sim.run(T0 + FAULT_PHASE_MS, MAX_STEPS, tillsDone);
@@ -247,18 +260,33 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     sim.knobs = { ...sim.knobs, crash: 0, pause: 0 };
     for (const proc of sim.procs) proc.pausedUntil = 0;
     sim.log('--- the faults stop');
-    startWorker('fleet-worker', sim.now, false);
+    const fleet = workerOptions(world);
+    startWorker('fleet-worker', sim.now, false, fleet);
     const healedAt = sim.now;
+    // The documented bound (settlementBoundMs) for the fleet worker's options, with the longest window and grace of
+    // the world and the longest lease a dead worker may still hold; plus what the service itself takes: a push may
+    // still take effect up to a window after the faults stop, and then settle up to maxSettleMs later.
+    livenessBoundMs =
+      settlementBoundMs({
+        ...fleet,
+        leaseMs: 90_000,
+        notFoundGraceMs: Math.max(...world.graces.map((grace) => grace ?? 10_000)),
+        sendWindowMs: LATEST_EFFECT_MS,
+        openPayments: journal.open.size,
+      }) +
+      LATEST_EFFECT_MS +
+      1_000 +
+      faults.maxSettleMs;
     // Past the longest window a push of the world can still take effect in, with every record final: nothing can change.
     const settled = () => sim.now >= healedAt + LATEST_EFFECT_MS && journal.open.size === 0;
-    finished = (await sim.run(healedAt + LIVENESS_BOUND_MS, MAX_STEPS * 2, settled)) && finished;
+    finished = (await sim.run(healedAt + livenessBoundMs, MAX_STEPS * 2, settled)) && finished;
   } finally {
     time.restore();
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
   for (const escaped of time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
-  ledger.finish(await journal.store.list());
+  ledger.finish(await journal.store.list(), livenessBoundMs);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
   for (const [name, count] of journal.hits) ledger.probes.set(name, count);
   return {

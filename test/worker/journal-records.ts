@@ -4,7 +4,11 @@ import { maskPhoneNumber } from '../../src/index.ts';
 import type { NewPaymentRecord, PaymentJournal, PaymentState } from '../../src/journal/journal.ts';
 import { PRODUCTS } from '../../src/testing/index.ts';
 
-/** The journal stamps its own times: a record "created at" another time needs a journal whose clock says so. */
+/**
+ * The journal stamps its own times: a record "created at" another time needs a journal whose clock says so. Every
+ * record carries its sender's window, as `initiate` writes it; 0 here: its age alone decides (a record without one
+ * would never become `not-sent` by age).
+ */
 export function openRecord(phoneNumber: string, state: PaymentState = 'pending'): NewPaymentRecord {
   return {
     referenceId: randomUUID(),
@@ -14,6 +18,7 @@ export function openRecord(phoneNumber: string, state: PaymentState = 'pending')
     currency: 'ZMW',
     phoneNumber: maskPhoneNumber(phoneNumber),
     fingerprint: randomUUID(),
+    sendWindowMs: 0,
   };
 }
 

@@ -15,6 +15,7 @@ import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
 import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
+import { RecordWatch } from '../../src/journal/record-watch.ts';
 import { maxInAnyWindow } from './windows.ts';
 
 type Answer = (referenceId: string, call: number) => CollectionStatus | Error | 'hang';
@@ -43,6 +44,9 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
     maxRetries: 2,
     logger: new LevelLogger(silent, 'off'),
     statusWords: new StatusWords(),
+    // The scripted 404s are the service's own, from a base URL that proved itself.
+    judgeNotFound: async () => undefined,
+    watch: new RecordWatch(),
     check: (referenceId, timeoutMs, signal) => {
       const work = workMs(checks.length + 1);
       if (work > 0) vi.setSystemTime(Date.now() + work);
@@ -80,8 +84,9 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
         currency: 'ZMW',
         phoneNumber: '260*******56',
         fingerprint: 'x',
-        // As initiate writes it: the window in which its push can still reach the service (3 × 30 s + 2 × 8 s).
-        ...(state === 'initiating' ? { sendWindowMs: 106_000 } : {}),
+        // As initiate writes it: the window in which its push can still reach the service (3 × 30 s + 2 × 8 s);
+        // 0 for the others: their age alone decides (a record without a window never becomes not-sent by age).
+        sendWindowMs: state === 'initiating' ? 106_000 : 0,
       });
       clock.offsetMs = 0;
     }
@@ -91,7 +96,7 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
 }
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
 });
 afterEach(() => {
   vi.useRealTimers();

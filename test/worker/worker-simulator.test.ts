@@ -2,9 +2,10 @@
  * The settlement worker through the public client against the simulator on loopback: real sockets, the
  * simulator's own settlement, faults and request log.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CollectionsClient, MemoryJournal, type PaymentRecord, type SettlementWorker } from '../../src/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
+import { useFakeMonotonicClock, watchFor } from '../helpers/collections.ts';
 import { insertAll, openRecord } from './journal-records.ts';
 import { checkSpans, maxInAnyWindow, overlappingChecks } from './windows.ts';
 
@@ -13,6 +14,9 @@ beforeAll(async () => {
   running = await startSimulator({ simulator: createSimulator({ settlement: { pendingPolls: 2, pendingMs: Number.POSITIVE_INFINITY } }) });
 });
 afterAll(() => running.close());
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** When each worker's requests left (the moment its client called fetch). */
 const sentAt = new Map<string, number[]>();
@@ -50,6 +54,7 @@ async function initiateMany(journal: MemoryJournal, count: number): Promise<void
 
 describe('settlement worker against the simulator', () => {
   it('settles every open payment once, with the service’s outcome, rides out a 429, and turns a never-sent one into not-sent', async () => {
+    useFakeMonotonicClock();
     running.simulator.reset();
     // The journal's clock is moved back while the never-sent record is written: it was written a minute ago.
     const clock = { offsetMs: 0 };
@@ -68,6 +73,14 @@ describe('settlement worker against the simulator', () => {
       requestsPerSecond: 40,
       onSettled: (record) => void settled.push(record),
     });
+    // The worker must itself watch the never-sent record for its grace (10 s) before a 404 closes it: its monotonic
+    // clock is moved on once the record was checked (the journal's clock already says a minute).
+    await vi.waitFor(() => expect(running.simulator.requests.some((request) => request.path.endsWith(neverSent.referenceId))).toBe(true), {
+      timeout: 8_000,
+      interval: 20,
+    });
+    expect(settled.map((record) => record.referenceId)).not.toContain(neverSent.referenceId);
+    watchFor(10_000);
     await vi.waitFor(() => expect(settled.length).toBe(41), { timeout: 8_000, interval: 50 });
     await worker.stop();
 

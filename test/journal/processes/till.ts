@@ -34,7 +34,20 @@ const journal: PaymentJournal =
     : sqlite;
 const client = new CollectionsClient({ apiKey, baseUrl, journal, logLevel: 'off', timeoutMs: 2_000, maxRetries: 2 });
 
-const recovered = await client.recover({ notFoundGraceMs: Number(grace) });
+let recovered = await client.recover({ notFoundGraceMs: Number(grace) });
+if (mode === 'recover-only') {
+  // The last restart settles everything it can: a process that starts must itself watch an open record for its
+  // window and the grace before a verdict (decidableAt says until when), so it recovers again then.
+  for (let round = 0; round < 5; round++) {
+    const due = recovered
+      .filter((record) => (record.state === 'initiating' || record.state === 'unknown') && record.decidableAt !== undefined)
+      .map((record) => Date.parse(record.decidableAt as string));
+    if (due.length === 0) break;
+    const waitMs = Math.max(...due) - Date.parse(await journal.now());
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, waitMs) + 50));
+    recovered = await client.recover({ notFoundGraceMs: Number(grace) });
+  }
+}
 say(`recovered ${JSON.stringify(recovered.map((record) => [record.referenceId, record.state]))}`);
 if (mode === 'recover-only') process.exit(0);
 say('ready');
