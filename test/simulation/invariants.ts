@@ -4,6 +4,7 @@
  * - a definite error (anything but `UnknownOutcomeError` and `JournalError`, with the journal's record closed as
  *   `not-sent` or `rejected`, which is what a till goes by) means the service never holds it;
  * - every settled word, `onSettled`, `waitForSettlement` and `recover()` record agrees with the service;
+ * - a journaled create's `UnknownOutcomeError` carries `decidableAt` (unless the record's window is not known);
  * - at most one collection per sale, whatever its references (checked as each collection is created);
  * - once faults stop, every payment reaches a final state in agreement with the service within the documented
  *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`.
@@ -12,7 +13,7 @@
  */
 import { StatusWords } from '../../src/collections/status-words.js';
 import { TapCollectionsError, type UnknownOutcomeError } from '../../src/core/errors.js';
-import type { PaymentRecord } from '../../src/journal/journal.js';
+import { type PaymentRecord, sendWindowOf } from '../../src/journal/journal.js';
 import type { Sale } from './processes.js';
 import type { Collection, Service } from './service.js';
 
@@ -76,8 +77,12 @@ export class Ledger {
     if (this.#service.hits.get('duplicate refused')) this.probe('initiate resolved after a duplicate answer');
   }
 
-  unknown(reference: string, error: UnknownOutcomeError): void {
+  /** `initiate` ended unknown; `record` is the journal's record now (its window says whether a verdict time exists). */
+  unknown(reference: string, error: UnknownOutcomeError, record: PaymentRecord | undefined): void {
     this.probe(error.decidableAt === undefined ? 'UnknownOutcomeError without decidableAt' : 'UnknownOutcomeError with decidableAt');
+    // A journaled create's unknown outcome carries decidableAt, unless no window is known (no age decides then).
+    if (error.decidableAt === undefined && record !== undefined && Number.isFinite(sendWindowOf(record)))
+      this.violations.push(`NO-DECIDABLE-AT: initiate for ${short(reference)} ended unknown without decidableAt (${record.state})`);
     if (/another process meanwhile/.test(String((error.cause as Error | undefined)?.message))) this.probe('resend overtaken');
     if (error.referenceId !== reference)
       this.violations.push(`ANSWER: UnknownOutcomeError for ${short(reference)} names ${error.referenceId}`);

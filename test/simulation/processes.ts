@@ -118,7 +118,7 @@ export async function sell(world: World, client: CollectionsClient, sale: Sale, 
         continue;
       }
       if (error instanceof UnknownOutcomeError) {
-        ledger.unknown(reference, error);
+        ledger.unknown(reference, error, await world.journal.store.get(reference));
         if (error.decidableAt !== undefined) world.decideAround(error.decidableAt);
         const untilDecidable = error.decidableAt === undefined ? undefined : Date.parse(error.decidableAt) - Date.now();
         await pause(untilDecidable !== undefined && random() < 0.6 ? untilDecidable + random() * 1_500 : 5_000 + random() * 90_000);

@@ -214,12 +214,20 @@ export class Service {
     }
     if (this.#chance(f.rateLimit)) {
       this.#hit('429 on push');
-      return answer(json(429, { success: false, message: 'Too many requests' }, { 'retry-after': String(1 + Math.floor(this.#random() * 5)) }), '429');
+      return answer(
+        json(429, { success: false, message: 'Too many requests' }, { 'retry-after': String(1 + Math.floor(this.#random() * 5)) }),
+        '429',
+      );
     }
     if (this.refuses(payload.amount)) {
       this.#hit('422 refusal');
       return answer(
-        json(422, { success: false, code: 'E_VALIDATION_ERROR', message: 'Invalid', errors: [{ field: 'amount', rule: 'max', message: 'too large' }] }),
+        json(422, {
+          success: false,
+          code: 'E_VALIDATION_ERROR',
+          message: 'Invalid',
+          errors: [{ field: 'amount', rule: 'max', message: 'too large' }],
+        }),
         '422',
       );
     }
@@ -235,7 +243,11 @@ export class Service {
         this.#hit('duplicate refused');
         return answer(
           f.duplicateAs422
-            ? json(422, { success: false, code: 'E_VALIDATION_ERROR', errors: [{ field: 'referenceId', rule: 'unique', message: 'exists' }] })
+            ? json(422, {
+                success: false,
+                code: 'E_VALIDATION_ERROR',
+                errors: [{ field: 'referenceId', rule: 'unique', message: 'exists' }],
+              })
             : json(409, { success: false, code: 'E_DUPLICATE', message: 'Reference exists' }),
           'duplicate',
         );
@@ -281,7 +293,10 @@ export class Service {
     if (this.#chance(f.statusFail)) return answer(json(503, { success: false, message: 'Service unavailable' }), '503');
     if (this.#chance(f.statusRateLimit)) {
       this.#hit('429 on status');
-      return answer(json(429, { success: false, message: 'Slow down' }, { 'retry-after': String(1 + Math.floor(this.#random() * 3)) }), '429');
+      return answer(
+        json(429, { success: false, message: 'Slow down' }, { 'retry-after': String(1 + Math.floor(this.#random() * 3)) }),
+        '429',
+      );
     }
     const visible = this.holding(referenceId).find((collection) => collection.committedAt <= sim.now);
     if (visible === undefined) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');

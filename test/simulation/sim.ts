@@ -10,8 +10,8 @@
  * sweep (`npm run sim`) load it under Node's type stripping.
  */
 
-import { seededRandom } from '../helpers/seeded-random.js';
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 import { Ledger } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal } from './journal.js';
 import {
