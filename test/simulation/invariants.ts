@@ -13,7 +13,7 @@
  */
 import { StatusWords } from '../../src/collections/status-words.js';
 import { TapCollectionsError, type UnknownOutcomeError } from '../../src/core/errors.js';
-import { type PaymentRecord, sendWindowOf } from '../../src/journal/journal.js';
+import { isOpenPaymentState, type PaymentRecord, sendWindowOf } from '../../src/journal/journal.js';
 import type { Sale } from './processes.js';
 import type { Collection, Service } from './service.js';
 
@@ -81,7 +81,13 @@ export class Ledger {
   unknown(reference: string, error: UnknownOutcomeError, record: PaymentRecord | undefined): void {
     this.probe(error.decidableAt === undefined ? 'UnknownOutcomeError without decidableAt' : 'UnknownOutcomeError with decidableAt');
     // A journaled create's unknown outcome carries decidableAt, unless no window is known (no age decides then).
-    if (error.decidableAt === undefined && record !== undefined && Number.isFinite(sendWindowOf(record)))
+    if (
+      error.decidableAt === undefined &&
+      record !== undefined &&
+      isOpenPaymentState(record.state) &&
+      record.state !== 'pending' &&
+      Number.isFinite(sendWindowOf(record))
+    )
       this.violations.push(`NO-DECIDABLE-AT: initiate for ${short(reference)} ended unknown without decidableAt (${record.state})`);
     if (/another process meanwhile/.test(String((error.cause as Error | undefined)?.message))) this.probe('resend overtaken');
     if (error.referenceId !== reference)
@@ -147,7 +153,10 @@ export class Ledger {
     for (const record of records) {
       const held = service.holding(record.referenceId);
       const reference = short(record.referenceId);
-      if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {
+      if ((record.state === 'initiating' || record.state === 'unknown') && held.length === 0 && !Number.isFinite(sendWindowOf(record))) {
+        // No window known (written by the previous release): no age decides it; it stays open for a person (onStale).
+        this.probe('open without a window, held by no one');
+      } else if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {
         this.violations.push(
           `LIVENESS: ${reference} still ${record.state} ${Math.round(boundMs / 1_000)} s after the faults stopped (service: ${held[0]?.outcome ?? 'nothing'})`,
         );

@@ -12,7 +12,7 @@ import type { SettlementWorkerOptions } from '../../src/collections/settlement-w
 import { StatusWords } from '../../src/collections/status-words.js';
 import { ApiError, JournalError, RequestValidationError, UnknownOutcomeError } from '../../src/core/errors.js';
 import { BACKOFF_MAX_MS } from '../../src/core/retry.js';
-import { isOpenPaymentState, type PaymentRecord } from '../../src/journal/journal.js';
+import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../../src/journal/journal.js';
 import type { Ledger } from './invariants.js';
 import type { SimJournal } from './journal.js';
 import type { Proc, Scheduler } from './scheduler.js';
@@ -48,6 +48,8 @@ export interface World {
   readonly saleOf: Map<string, Sale>;
   /** Grace values the readers of this seed use (`undefined`: the default). */
   readonly graces: readonly (number | undefined)[];
+  /** Processes whose baseUrl has a wrong prefix: they must never close a record `not-sent` (journal.ts). */
+  readonly wrongPrefix: Set<Proc>;
   /** Sometimes starts a `recover()` right around a verdict's earliest time (journal clock): a directed race to decide. */
   readonly decideAround: (decidableAt: string) => void;
 }
@@ -57,14 +59,35 @@ export function windowOf(settings: ClientSettings): number {
   return (settings.maxRetries + 1) * settings.timeoutMs + settings.maxRetries * BACKOFF_MAX_MS;
 }
 
-export function clientFor(world: World, proc: Proc, settings: ClientSettings): CollectionsClient {
+/** How a process is set up beyond its client's settings (issue 26's vocabulary). */
+export interface Setup {
+  /** Its baseUrl has a wrong path prefix: the service's host answers there with a proxy's bare 404. */
+  readonly wrongPrefix?: boolean;
+  /** Writes records as the previous release did: without `sendWindowMs`. */
+  readonly previousRelease?: boolean;
+}
+
+/** The journal as a writer of the previous release sees it: its inserts carry no window. */
+function previousReleaseJournal(journal: PaymentJournal): PaymentJournal {
+  return {
+    ...journal,
+    insert: (record) => {
+      const { sendWindowMs: _window, ...withoutWindow } = record;
+      return journal.insert(withoutWindow);
+    },
+  };
+}
+
+export function clientFor(world: World, proc: Proc, settings: ClientSettings, setup: Setup = {}): CollectionsClient {
+  if (setup.wrongPrefix) world.wrongPrefix.add(proc);
+  const journal = world.journal.forProcess(proc);
   return new CollectionsClient({
     // Sometimes a key function that takes its time (a vault): the attempt's deadline must still hold.
     apiKey:
       world.random() < 0.3 ? () => new Promise<string>((resolve) => setTimeout(() => resolve(API_KEY), world.random() * 15_000)) : API_KEY,
-    baseUrl: BASE_URL,
+    baseUrl: setup.wrongPrefix ? `${BASE_URL}/api/v2` : BASE_URL,
     fetch: world.service.fetchFor({ proc, sendWindowMs: windowOf(settings) }),
-    journal: world.journal.forProcess(proc),
+    journal: setup.previousRelease ? previousReleaseJournal(journal) : journal,
     timeoutMs: settings.timeoutMs,
     maxRetries: settings.maxRetries,
     logLevel: 'off',
@@ -121,7 +144,15 @@ export async function sell(world: World, client: CollectionsClient, sale: Sale, 
         ledger.unknown(reference, error, await world.journal.store.get(reference));
         if (error.decidableAt !== undefined) world.decideAround(error.decidableAt);
         const untilDecidable = error.decidableAt === undefined ? undefined : Date.parse(error.decidableAt) - Date.now();
-        await pause(untilDecidable !== undefined && random() < 0.6 ? untilDecidable + random() * 1_500 : 5_000 + random() * 90_000);
+        // Back at decidableAt (or up to the grace before it: a takeover must still wait its grace), or any time.
+        const back = random();
+        await pause(
+          untilDecidable === undefined || back >= 0.7
+            ? 5_000 + random() * 90_000
+            : back < 0.5
+              ? untilDecidable + random() * 1_500
+              : untilDecidable - random() * 10_500,
+        );
         continue;
       }
       if (startsOver(error)) {
@@ -227,8 +258,7 @@ export async function check(world: World, client: CollectionsClient, rounds: num
 }
 
 /** One `recover()`: every record it returns in a final state is what a till would be told. */
-export async function recoverOnce(world: World, client: CollectionsClient): Promise<void> {
-  const grace = pick(world.random, world.graces);
+export async function recoverOnce(world: World, client: CollectionsClient, grace = pick(world.random, world.graces)): Promise<void> {
   try {
     const records = await client.recover(grace === undefined ? {} : { notFoundGraceMs: grace });
     for (const record of records) world.ledger.finalRecord(record.referenceId, 'recover', record);

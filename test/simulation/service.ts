@@ -61,6 +61,10 @@ export interface ServiceFaults {
   oddWords: boolean;
   /** While pending, sometimes a word the client does not know (`queued`). */
   unknownPendingWords: boolean;
+  /** After a 429 on a push, an operator closes its record by hand before the client's resend (`closeByHand`). */
+  handClose: number;
+  /** A status check answered by a proxy's bare 404 (no envelope). */
+  bare404: number;
 }
 
 /** A healthy service: answers everything at once. */
@@ -86,6 +90,8 @@ export const HEALTHY: ServiceFaults = {
   maxSettleMs: 60_000,
   oddWords: false,
   unknownPendingWords: false,
+  handClose: 0,
+  bare404: 0,
 };
 
 /** What each process's fetch knows of its client: how long a push of it can still take effect. */
@@ -108,6 +114,16 @@ export class Service {
   onCreate: (collection: Collection) => void = () => {};
   /** True time of the caller's last journal write that let a push of `referenceId` leave (journal.ts). */
   sendingWrite: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
+  /** True time the caller learnt that write had landed (its acknowledgement; journal.ts). */
+  sendingAck: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
+  /** The last write applied to a reference's record: by which process, in which state (journal.ts). */
+  lastWrite: (referenceId: string) => { proc: Proc; state: string } | undefined = () => undefined;
+  /** An operator's hand close of a record (journal.ts). */
+  closeByHand: (referenceId: string) => void = () => {};
+  /** The last status answer each process had for each reference (`404`, `bare 404`, `found`), by `proc.id:reference`. */
+  readonly lastStatus = new Map<string, string>();
+  /** Pushes that left when they must not have (the attempt's deadline, a writer overtaken). */
+  readonly violations: string[] = [];
   readonly hits = new Map<string, number>();
   #requests = 0;
 
@@ -163,7 +179,24 @@ export class Service {
           }
           depart();
         });
+        const isPush = method === 'POST' && url.pathname === '/v1/collections/mobile-money';
+        const pushed = isPush ? (JSON.parse(body ?? '{}') as { referenceId: string }).referenceId.toLowerCase() : undefined;
+        if (pushed !== undefined) {
+          // A push is sent only under its sender's own `initiating` write: a writer overtaken between two attempts stops.
+          const last = this.lastWrite(pushed);
+          if (last !== undefined && (last.proc !== caller.proc || last.state !== 'initiating')) {
+            this.violations.push(
+              `PUSH-OVERTAKEN: ${caller.proc.name} pushed ${pushed.slice(0, 8)} after ${last.proc.name} wrote ${last.state} over its write`,
+            );
+          }
+        }
         const depart = () => {
+          // No push leaves after its sender's window (the attempt's deadline is there to stop it).
+          const since = pushed === undefined ? undefined : this.sendingAck(caller.proc, pushed);
+          if (since !== undefined && sim.now > since + caller.sendWindowMs)
+            this.violations.push(
+              `LATE-PUSH: ${id} left ${Math.round(sim.now - since)} ms after the acknowledgement of the write that let it leave (window ${caller.sendWindowMs} ms)`,
+            );
           if (this.#chance(f.refuse)) {
             this.#hit('refused connection');
             const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
@@ -185,7 +218,14 @@ export class Service {
               const since = this.sendingWrite(caller.proc, payload.referenceId.toLowerCase()) ?? sim.now;
               this.#push(payload, id, since + caller.sendWindowMs, answer);
             } else if (method === 'GET' && url.pathname.startsWith('/v1/collections/check/')) {
-              this.#status(decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)), answer);
+              this.#status(caller.proc, decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)), answer);
+            } else if (!url.pathname.startsWith('/v1/') && url.pathname !== '/health') {
+              // A wrong path prefix: the host's proxy answers with its own page, not the service's envelope.
+              this.#hit('bare 404 (wrong prefix)');
+              answer(
+                new Response('<html><body>Not Found</body></html>', { status: 404, headers: { 'content-type': 'text/html' } }),
+                'bare 404',
+              );
             } else if (method === 'GET' && url.pathname === '/health') {
               answer(json(200, { success: true, data: { status: 'ok' } }), 'health');
             } else answer(json(404, { success: false, code: 'E_ROUTE_NOT_FOUND', message: 'No such route' }), '404 route');
@@ -214,6 +254,10 @@ export class Service {
     }
     if (this.#chance(f.rateLimit)) {
       this.#hit('429 on push');
+      if (this.#chance(f.handClose)) {
+        const at = sim.now + this.#random() * 300;
+        sim.at(at, undefined, `operator closes ${referenceId.slice(0, 8)} by hand`, () => this.closeByHand(referenceId.toLowerCase()));
+      }
       return answer(
         json(429, { success: false, message: 'Too many requests' }, { 'retry-after': String(1 + Math.floor(this.#random() * 5)) }),
         '429',
@@ -286,7 +330,7 @@ export class Service {
     return true;
   }
 
-  #status(referenceId: string, answer: (r: Response, what: string) => true): boolean {
+  #status(proc: Proc, referenceId: string, answer: (r: Response, what: string) => true): boolean {
     const f = this.faults;
     const sim = this.#sim;
     if (this.#chance(f.statusDrop)) return this.#hit('status answer lost');
@@ -298,7 +342,14 @@ export class Service {
         '429',
       );
     }
+    if (this.#chance(f.bare404)) {
+      // A proxy in front of the service answers for it for a while: a bare 404, which proves nothing.
+      this.#hit('bare 404 (proxy)');
+      this.lastStatus.set(`${proc.id}:${referenceId.toLowerCase()}`, 'bare 404');
+      return answer(new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } }), 'bare 404');
+    }
     const visible = this.holding(referenceId).find((collection) => collection.committedAt <= sim.now);
+    this.lastStatus.set(`${proc.id}:${referenceId.toLowerCase()}`, visible === undefined ? '404' : 'found');
     if (visible === undefined) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
     const settled = visible.settlesAt <= sim.now;
     const word = settled ? this.#settledWord(visible.outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';

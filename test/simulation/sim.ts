@@ -11,6 +11,7 @@
  */
 
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
+import { DEFAULT_NOT_FOUND_GRACE_MS } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { Ledger } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal } from './journal.js';
@@ -19,6 +20,7 @@ import {
   check,
   clientFor,
   newReference,
+  pause,
   recoverOnce,
   type Sale,
   sell,
@@ -104,6 +106,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     maxSettleMs: random() * 5 * MINUTE,
     oddWords: random() < 0.5,
     unknownPendingWords: random() < 0.3,
+    handClose: random() < 0.5 ? 0 : random() * 0.5,
+    bare404: random() < 0.7 ? 0 : random() * 0.2,
   };
   const service = new Service(sim, seededRandom(seed ^ 0x5e41ce), faults);
   service.refuses = (amount) => amount % 10 === 7;
@@ -116,6 +120,19 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       };
   const journal = new SimJournal(sim, seededRandom(seed ^ 0x10a4), journalFaults);
   service.sendingWrite = (proc, referenceId) => journal.sendingWrites.get(`${proc.id}:${referenceId}`);
+  service.sendingAck = (proc, referenceId) => journal.sendingAcks.get(`${proc.id}:${referenceId}`);
+  service.lastWrite = (referenceId) => journal.lastWrite.get(referenceId);
+  journal.lastStatusOf = (proc, referenceId) => service.lastStatus.get(`${proc.id}:${referenceId.toLowerCase()}`);
+  const wrongPrefix = new Set<Proc>();
+  journal.wrongPrefix = (proc) => wrongPrefix.has(proc);
+  // Issue 26's vocabulary: some processes' baseUrl has a wrong prefix; some tills write as the previous release.
+  const misconfigured = random() < 0.3 ? random() * 0.5 : 0;
+  const previousRelease = random() < 0.3 ? random() * 0.5 : 0;
+  let healed = false;
+  const setup = () => ({ wrongPrefix: !healed && random() < misconfigured });
+  // The back office: an operator who closes records by hand (an identity for the journal's last-write bookkeeping).
+  const operator = sim.spawn('operator', T0, async () => {}, { mortal: false });
+  service.closeByHand = (referenceId) => void journal.closeByHand(referenceId, operator);
   sim.knobs = {
     advanceWhileRunnable: random() * 0.3,
     crash: reduce.noCrashes || random() < 0.3 ? 0 : random() * 0.004,
@@ -132,7 +149,36 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     if (reduce.noRecovers || random() >= 0.3) return;
     // The journal's time, as true time, give or take 1.5 s: deciders right at updatedAt + window + grace.
     const at = Date.parse(decidableAt) - journal.offset + (random() * 2 - 1) * 1_500;
-    sim.spawn(`decider${deciders++}`, at, (p) => recoverOnce(world, clientFor(world, p, settings())), { offset: offset(), drift: drift() });
+    sim.spawn(`decider${deciders++}`, at, (p) => recoverOnce(world, clientFor(world, p, settings(), setup())), {
+      offset: offset(),
+      drift: drift(),
+    });
+  };
+  // Directed deciders: a process that reads a record right after the write that let a push leave (its own watch
+  // starts then), and decides again right at that write + window + grace (or + window alone) ± a small lag: a
+  // verdict a second early, or one that ignores the grace, lands inside the window of a push still in flight.
+  const watchers = reduce.noRecovers || random() < 0.5 ? 0 : random() * 0.3;
+  journal.onSendingWrite = (_writer, record) => {
+    if (watchers === 0 || random() >= watchers) return;
+    const window = record.sendWindowMs;
+    if (window === undefined || !Number.isFinite(window)) return;
+    const grace = pick(random, world.graces);
+    const settings0 = settings();
+    sim.spawn(
+      `watcher${deciders++}`,
+      sim.now + random() * 300,
+      async (p) => {
+        const client = clientFor(world, p, settings0);
+        const start = sim.now;
+        await recoverOnce(world, client, grace);
+        const target = start + window + (random() < 0.7 ? (grace ?? 10_000) : 0) + (random() * 2 - 1) * 1_500;
+        for (let round = 0; round < 3; round++) {
+          await pause(target - sim.now + round * random() * 1_000);
+          await recoverOnce(world, client, grace);
+        }
+      },
+      { offset: offset(), drift: drift() },
+    );
   };
   const world: World = {
     sim,
@@ -143,7 +189,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     saleOf,
     graces: pick(random, [[undefined], [undefined, 0, 30_000]]),
     decideAround,
+    wrongPrefix,
   };
+  // The shortest grace of any decider: the world's readers, and `checkStatus`/`pollUntilSettled`'s default.
+  journal.minGraceMs = Math.min(DEFAULT_NOT_FOUND_GRACE_MS, ...world.graces.map((grace) => grace ?? DEFAULT_NOT_FOUND_GRACE_MS));
 
   const tills = Math.min(1 + Math.floor(random() * 3), reduce.maxTills ?? 3);
   const sales: Sale[] = [];
@@ -160,7 +209,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       name,
       at,
       async (p) => {
-        const client = clientFor(world, p, clientSettings);
+        // A till of the previous release writes records without a window (a restart may come after the upgrade).
+        const client = clientFor(world, p, clientSettings, { previousRelease: random() < previousRelease });
         if (restarted) await recoverOnce(world, client);
         for (const sale of tillSales) await sell(world, client, sale, 5);
       },
@@ -196,26 +246,30 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     else if (base.startsWith('worker')) startWorker(`${base}.r${count}`, at);
   };
   const startWorker = (name: string, at: number, mortal = true, options = workerOptions(world)) =>
-    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings()), options), { offset: offset(), drift: drift(), mortal });
+    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings(), mortal ? setup() : {}), options), {
+      offset: offset(),
+      drift: drift(),
+      mortal,
+    });
   for (let w = 0, workers = Math.floor(random() * 3); w < workers; w++) startWorker(`worker${w}`, T0 + random() * MINUTE);
   if (!reduce.noCheckers)
     for (let c = 0, checkers = Math.floor(random() * 3); c < checkers; c++) {
-      sim.spawn(`checker${c}`, T0 + random() * MINUTE, (p) => check(world, clientFor(world, p, settings()), 8), {
+      sim.spawn(`checker${c}`, T0 + random() * MINUTE, (p) => check(world, clientFor(world, p, settings(), setup()), 8), {
         offset: offset(),
         drift: drift(),
       });
     }
   if (!reduce.noRecovers)
     for (let r = 0, recovers = Math.floor(random() * 3); r < recovers; r++) {
-      sim.spawn(`recover${r}`, T0 + random() * 5 * MINUTE, (p) => recoverOnce(world, clientFor(world, p, settings())), {
+      sim.spawn(`recover${r}`, T0 + random() * 5 * MINUTE, (p) => recoverOnce(world, clientFor(world, p, settings(), setup())), {
         offset: offset(),
         drift: drift(),
       });
     }
-  // Clock jumps of processes (forward and back) while faults last; the journal's clock only steps back for now
-  // (a forward step of the journal's clock makes a verdict early by the step: the age measured twice with a
-  // monotonic clock, issue 26, is what survives it; enable `journalStepsForward` once it lands).
-  const journalStepsForward = false;
+  // Clock jumps of processes and of the journal (forward and back) while faults last: a forward step of the journal's
+  // clock makes its measure of a record's age early by the step; the deciding process's own monotonic watch
+  // (performance.now, which never steps) is what keeps the verdict bound (journal.ts).
+  const journalStepsForward = true;
   if (!reduce.noClockJumps) {
     for (let j = 0, jumps = Math.floor(random() * 4); j < jumps; j++) {
       const at = T0 + random() * FAULT_PHASE_MS;
@@ -259,6 +313,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     journal.faults = RELIABLE_JOURNAL;
     sim.knobs = { ...sim.knobs, crash: 0, pause: 0 };
     for (const proc of sim.procs) proc.pausedUntil = 0;
+    // Operations fix a wrong baseUrl (the worker reported it: configurationProblem): those processes stop, and the
+    // leases they held run out.
+    healed = true;
+    for (const proc of wrongPrefix) sim.kill(proc);
     sim.log('--- the faults stop');
     const fleet = workerOptions(world);
     startWorker('fleet-worker', sim.now, false, fleet);
@@ -285,6 +343,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
+  ledger.violations.push(...journal.violations, ...service.violations);
   for (const escaped of time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
   ledger.finish(await journal.store.list(), livenessBoundMs);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
