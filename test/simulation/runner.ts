@@ -28,6 +28,10 @@ export const SOMETIMES: readonly string[] = [
   '429 on push',
   'initiate aborted by the caller',
   'aborted before leaving',
+  'bare 404 (wrong prefix)',
+  'bare 404 (proxy)',
+  'journal clock stepped forward',
+  'record closed by hand',
 ];
 
 export interface Sweep {

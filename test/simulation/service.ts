@@ -255,7 +255,8 @@ export class Service {
     }
     if (this.#chance(f.rateLimit)) {
       this.#hit('429 on push');
-      if (this.#chance(f.handClose)) {
+      // Only while the service holds nothing of it (a 429 to a duplicate delivery comes after a commit).
+      if (this.#chance(f.handClose) && this.holding(referenceId).length === 0) {
         const at = sim.now + this.#random() * 300;
         sim.at(at, undefined, `operator closes ${referenceId.slice(0, 8)} by hand`, () => this.closeByHand(referenceId.toLowerCase()));
       }

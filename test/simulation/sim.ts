@@ -106,7 +106,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     maxSettleMs: random() * 5 * MINUTE,
     oddWords: random() < 0.5,
     unknownPendingWords: random() < 0.3,
-    handClose: random() < 0.5 ? 0 : random() * 0.5,
+    handClose: random() < 0.4 ? 0 : 0.3 + random() * 0.7,
     bare404: random() < 0.7 ? 0 : random() * 0.2,
   };
   const service = new Service(sim, seededRandom(seed ^ 0x5e41ce), faults);
@@ -269,7 +269,6 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // Clock jumps of processes and of the journal (forward and back) while faults last: a forward step of the journal's
   // clock makes its measure of a record's age early by the step; the deciding process's own monotonic watch
   // (performance.now, which never steps) is what keeps the verdict bound (journal.ts).
-  const journalStepsForward = true;
   if (!reduce.noClockJumps) {
     for (let j = 0, jumps = Math.floor(random() * 4); j < jumps; j++) {
       const at = T0 + random() * FAULT_PHASE_MS;
@@ -277,7 +276,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       const onJournal = random() < 0.3;
       sim.at(at, undefined, 'clock jump', () => {
         if (onJournal) {
-          const step = journalStepsForward ? size : -Math.abs(size);
+          const step = size;
           journal.offset += step;
           ledger.probe(step < 0 ? 'journal clock stepped back' : 'journal clock stepped forward');
           sim.log(`JOURNAL CLOCK ${step > 0 ? '+' : ''}${step} ms`);
