@@ -95,8 +95,12 @@ export class SimJournal {
         this.violations.push(
           `EARLY-VERDICT: ${short} closed not-sent by ${proc.name} ${Math.round(elapsed)} ms after its last write (window ${window} ms + grace ${this.minGraceMs} ms)`,
         );
-    } else if (change.state === 'initiating' && (last.proc !== proc || elapsed >= window)) {
-      // A takeover by `initiate` (its grace is the default): a resend's own write comes within its call's window.
+    } else if (
+      change.state === 'initiating' &&
+      (last.proc !== proc || this.#sim.now - (this.sendingAcks.get(`${proc.id}:${before.referenceId}`) ?? last.at) >= window)
+    ) {
+      // A takeover by `initiate` (its grace is the default): a resend's own write comes within its call's window
+      // after the acknowledgement of its last write (the attempt's deadline starts there).
       const bound = (window + DEFAULT_NOT_FOUND_GRACE_MS) * (1 - 2e-4);
       if (!(elapsed >= bound))
         this.violations.push(
