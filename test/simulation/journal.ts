@@ -156,11 +156,11 @@ export class SimJournal {
             (value) => {
               const lost = write && f.lostAck > 0 && random() < f.lostAck;
               if (lost) this.#hit('journal write applied, acknowledgement lost');
-              sim.at(sim.now + latency(), proc, `journal ${label} ack`, () =>
-                lost
-                  ? reject(new JournalError(`Payment journal: ${label}: connection lost (simulated)`, undefined, undefined))
-                  : (acked(), resolve(value)),
-              );
+              sim.at(sim.now + latency(), proc, `journal ${label} ack`, () => {
+                if (lost) return reject(new JournalError(`Payment journal: ${label}: connection lost (simulated)`, undefined, undefined));
+                acked();
+                resolve(value);
+              });
             },
             (error: unknown) => sim.at(sim.now + latency(), proc, `journal ${label} failed`, () => reject(error)),
           );

@@ -110,6 +110,11 @@ export class Scheduler {
     return timer;
   }
 
+  /** True when `proc` has operations runnable now besides the one running (it is busy: a due timer may wait behind). */
+  busy(proc: Proc): boolean {
+    return this.#runnable.some((op) => op.proc === proc);
+  }
+
   /** An operation of `proc`, runnable now. */
   enqueue(proc: Proc | undefined, label: string, run: () => void): void {
     if (proc?.dead) return;

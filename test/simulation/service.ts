@@ -194,7 +194,11 @@ export class Service {
           // No push leaves after its sender's window (the attempt's deadline is there to stop it).
           const since = pushed === undefined ? undefined : this.sendingAck(caller.proc, pushed);
           // Clocks drift by up to 0.01 % (the deadline is read on the sender's clock): 0.02 % of slack.
-          if (since !== undefined && sim.now > since + caller.sendWindowMs * (1 + 2e-4))
+          // A process whose due work waits (the scheduler let time move on while it was busy: its deadline's timer
+          // may be among that work) is a stalled event loop the attempt's deadline cannot reach in time.
+          const late = since !== undefined && sim.now > since + caller.sendWindowMs * (1 + 2e-4);
+          if (late && sim.busy(caller.proc)) this.#hit('push left late from a busy process');
+          else if (late && since !== undefined)
             this.violations.push(
               `LATE-PUSH: ${id} left ${Math.round(sim.now - since)} ms after the acknowledgement of the write that let it leave (window ${caller.sendWindowMs} ms)`,
             );
