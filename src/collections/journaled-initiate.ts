@@ -163,7 +163,7 @@ async function reconcile<Result extends InitiatedCollection>(
       ]);
   }
   // initiating or unknown, and not being sent by this process: an earlier process (or call) may have sent it.
-  const found = await checkOrUnknown(call, referenceId);
+  const found = await checkOrUnknown(binding, call, existing);
   if (found !== undefined) {
     await binding.observeAfterSending(referenceId, binding.statusObservation(found), BY);
     return withRequestId({ referenceId, status: found.statusText }, requestIdOf(found));
@@ -174,7 +174,7 @@ async function reconcile<Result extends InitiatedCollection>(
     referenceId,
     NOT_FOUND_GRACE_MS,
     async () => {
-      const again = await checkOrUnknown(call, referenceId);
+      const again = await checkOrUnknown(binding, call, existing);
       return again === undefined ? 'not-found' : binding.statusObservation(again);
     },
     BY,
@@ -188,13 +188,34 @@ async function reconcile<Result extends InitiatedCollection>(
   return reconcile(binding, call, record);
 }
 
-async function checkOrUnknown(call: JournaledSend<InitiatedCollection>, referenceId: string): Promise<CollectionStatus | undefined> {
+/** The reconcile's status check; when it fails, the outcome is unknown from the record this call judged. */
+async function checkOrUnknown(
+  binding: JournalBinding,
+  call: JournaledSend<InitiatedCollection>,
+  judged: PaymentRecord,
+): Promise<CollectionStatus | undefined> {
   try {
     return await call.check();
   } catch (error) {
     if (call.signal?.aborted) throw error;
-    throw new UnknownOutcomeError(referenceId, error);
+    throw new UnknownOutcomeError(judged.referenceId, error, await latestDecidableAt(binding, [judged]));
   }
+}
+
+/**
+ * When a `not-sent` verdict becomes possible for the records this call last read or wrote: the latest of their
+ * bounds (each the later of the journal's clock and this process's own watch, see `JournalBinding.decidableAt`), so
+ * a till told to come back then is never told too early. Undefined only when no window is known (a record of the
+ * previous release: no age proves it unsent) or every record is final.
+ */
+async function latestDecidableAt(binding: JournalBinding, records: readonly (PaymentRecord | undefined)[]): Promise<string | undefined> {
+  let latest: string | undefined;
+  for (const record of records) {
+    if (record === undefined) continue;
+    const at = await binding.decidableAt(record, NOT_FOUND_GRACE_MS);
+    if (at !== undefined && (latest === undefined || Date.parse(at) > Date.parse(latest))) latest = at;
+  }
+  return latest;
 }
 
 /** Sends (the record is `initiating`, written by this call) and records the outcome. */
@@ -233,16 +254,16 @@ async function sendAndRecord<Result extends InitiatedCollection>(
       throw new UnknownOutcomeError(
         referenceId,
         overtaken.cause ?? new JournalError(overtaken.message, referenceId, undefined),
-        record === undefined ? undefined : await binding.decidableAt(record, NOT_FOUND_GRACE_MS),
+        await latestDecidableAt(binding, [record, own]),
       );
     }
     const recorded = await binding.observeAfterSending(referenceId, failure(error, attempts), BY, own);
     // A journal failure after an attempt that may have created the collection: the honest answer is "unknown".
-    if (error instanceof JournalError && attempts > 1) throw new UnknownOutcomeError(referenceId, error);
-    // Unknown: the till learns from when a verdict is possible (the journal's record says).
-    const decidableAt = recorded?.record?.decidableAt;
-    if (error instanceof UnknownOutcomeError && error.decidableAt === undefined && decidableAt !== undefined) {
-      throw new UnknownOutcomeError(referenceId, error.cause, decidableAt);
+    // Unknown: the till learns from when a verdict is possible, from the records this call last wrote or read (the
+    // record written now, or, when that write failed, this call's last write: an attempt left under it).
+    if ((error instanceof JournalError && attempts > 1) || (error instanceof UnknownOutcomeError && error.decidableAt === undefined)) {
+      const cause = error instanceof UnknownOutcomeError ? error.cause : error;
+      throw new UnknownOutcomeError(referenceId, cause, await latestDecidableAt(binding, [recorded?.record, own]));
     }
     throw error;
   }

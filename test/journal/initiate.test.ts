@@ -323,6 +323,35 @@ describe('a referenceId already in the journal', () => {
     expect(await journal.get(REFERENCE_ID)).toEqual(record);
   });
 
+  it('open with a known window, and the status check fails: UnknownOutcomeError carries decidableAt (the later of the two bounds)', async () => {
+    useFakeMonotonicClock();
+    const { journal, record } = await journalWithEarlier('initiating', 50_000, { sendWindowMs: 106_000 });
+    server.use(http.get(CHECK_URL, unavailable), http.post(INITIATE_URL, accepted));
+    const error = await rejectionOf(collectionsClient({ journal, maxRetries: 0 }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    // This process first saw the record 50 s after its write: its own watch ends 50 s after the journal's bound.
+    const decidableIn = Date.parse((error as UnknownOutcomeError).decidableAt ?? '') - Date.parse(record.updatedAt);
+    expect(decidableIn).toBeGreaterThanOrEqual(50_000 + 106_000 + 10_000);
+    expect(decidableIn).toBeLessThan(50_000 + 106_000 + 10_000 + 1_000);
+    expect(posts()).toBe(0);
+  });
+
+  it('the write before a resend fails: UnknownOutcomeError carries decidableAt from the record this call wrote last', async () => {
+    useFakeMonotonicClock();
+    const journal = new MemoryJournal();
+    journal.transition = () => Promise.reject(new Error('connection lost'));
+    // A 429 is resent; the write before the resend fails, so the call stops with the outcome unknown.
+    server.use(http.post(INITIATE_URL, () => json(429, { success: false }, { 'retry-after': '0' })));
+    const error = await rejectionOf(collectionsClient({ journal, maxRetries: 1 }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((error as UnknownOutcomeError).cause).toBeInstanceOf(JournalError);
+    const written = await journal.get(REFERENCE_ID);
+    expect(written?.state).toBe('initiating');
+    const decidableAt = Date.parse((error as UnknownOutcomeError).decidableAt ?? '');
+    expect(decidableAt).toBeGreaterThanOrEqual(Date.parse(written?.decidableAt ?? ''));
+    expect(posts()).toBe(1);
+  });
+
   it('two calls at once for one payment: one push, both resolve', async () => {
     const journal = new MemoryJournal();
     server.use(http.post(INITIATE_URL, accepted));

@@ -1,0 +1,182 @@
+/**
+ * What callers were told, and the invariants it must keep against what the service holds:
+ * - `initiate` resolving means the service holds the payment (checked when it resolves);
+ * - a definite error (anything but `UnknownOutcomeError` and `JournalError`, with the journal's record closed as
+ *   `not-sent` or `rejected`, which is what a till goes by) means the service never holds it;
+ * - every settled word, `onSettled`, `waitForSettlement` and `recover()` record agrees with the service;
+ * - a journaled create's `UnknownOutcomeError` carries `decidableAt` (unless the record's window is not known);
+ * - at most one collection per sale, whatever its references (checked as each collection is created);
+ * - once faults stop, every payment reaches a final state in agreement with the service within the documented
+ *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`.
+ *
+ * No vitest import (see scheduler.ts).
+ */
+import { StatusWords } from '../../src/collections/status-words.js';
+import { TapCollectionsError, type UnknownOutcomeError } from '../../src/core/errors.js';
+import { isOpenPaymentState, type PaymentRecord, sendWindowOf } from '../../src/journal/journal.js';
+import type { Sale } from './processes.js';
+import type { Collection, Service } from './service.js';
+
+const STATUS_WORDS = new StatusWords();
+const short = (referenceId: string) => referenceId.slice(0, 8);
+
+interface Told {
+  readonly by: string;
+  /** `successful`, `failed`, `not-sent`, `rejected`. */
+  readonly meaning: string;
+}
+
+/** Errors a caller may be told while faults last (the SDK's own); anything else is a violation. */
+export function isExpectedError(error: unknown): boolean {
+  return error instanceof TapCollectionsError;
+}
+
+export class Ledger {
+  readonly violations: string[] = [];
+  /** Rare paths seen in this run (coverage feedback). */
+  readonly probes = new Map<string, number>();
+  readonly #told = new Map<string, Told[]>();
+  readonly #definite = new Map<string, string>();
+  readonly #service: Service;
+  readonly #saleOf: Map<string, Sale>;
+  readonly #steps: () => number;
+
+  constructor(service: Service, saleOf: Map<string, Sale>, steps: () => number) {
+    this.#service = service;
+    this.#saleOf = saleOf;
+    this.#steps = steps;
+    service.onCreate = (collection) => this.#created(collection);
+  }
+
+  probe(name: string): void {
+    this.probes.set(name, (this.probes.get(name) ?? 0) + 1);
+  }
+
+  #created(collection: Collection): void {
+    const reference = collection.referenceId.toLowerCase();
+    if (this.#definite.has(reference)) {
+      this.violations.push(
+        `TOLD-NOT-CREATED: ${short(reference)} was answered ${this.#definite.get(reference)}, then collection #${collection.id} was created`,
+      );
+    }
+    const sale = this.#saleOf.get(reference);
+    if (sale === undefined) return;
+    const held = sale.references.flatMap((r) => this.#service.holding(r));
+    if (held.length > 1) {
+      this.violations.push(
+        `DOUBLE: sale ${sale.id} has ${held.length} collections (${held.map((c) => `#${c.id} ${short(c.referenceId)} by ${c.by}`).join(', ')}) at step ${this.#steps()}`,
+      );
+    }
+  }
+
+  accepted(reference: string, returned: string): void {
+    if (returned !== reference) this.violations.push(`ANSWER: initiate for ${short(reference)} resolved with referenceId ${returned}`);
+    if (this.#service.holding(reference).length === 0) {
+      this.violations.push(`ACCEPTED-NOT-HELD: initiate resolved for ${short(reference)} but the service holds no collection`);
+    }
+    if (this.#service.hits.get('duplicate refused')) this.probe('initiate resolved after a duplicate answer');
+  }
+
+  /** `initiate` ended unknown; `record` is the journal's record now (its window says whether a verdict time exists). */
+  unknown(reference: string, error: UnknownOutcomeError, record: PaymentRecord | undefined): void {
+    this.probe(error.decidableAt === undefined ? 'UnknownOutcomeError without decidableAt' : 'UnknownOutcomeError with decidableAt');
+    // A journaled create's unknown outcome carries decidableAt, unless no window is known (no age decides then).
+    if (
+      error.decidableAt === undefined &&
+      record !== undefined &&
+      isOpenPaymentState(record.state) &&
+      record.state !== 'pending' &&
+      Number.isFinite(sendWindowOf(record))
+    )
+      this.violations.push(`NO-DECIDABLE-AT: initiate for ${short(reference)} ended unknown without decidableAt (${record.state})`);
+    if (/another process meanwhile/.test(String((error.cause as Error | undefined)?.message))) this.probe('resend overtaken');
+    if (error.referenceId !== reference)
+      this.violations.push(`ANSWER: UnknownOutcomeError for ${short(reference)} names ${error.referenceId}`);
+  }
+
+  /** A definite answer of `initiate` (nothing was created); false when the error is not the SDK's. */
+  definite(reference: string, error: unknown): boolean {
+    if (!this.expected(error, `initiate ${short(reference)}`)) return false;
+    const name = (error as Error).name;
+    this.#definite.set(reference, name);
+    this.probe(`initiate definite: ${name}`);
+    const held = this.#service.holding(reference);
+    if (held.length > 0)
+      this.violations.push(
+        `TOLD-NOT-CREATED: initiate for ${short(reference)} ended with ${name} (${(error as Error).message.slice(0, 120)}) but the service holds collection #${held[0]?.id}`,
+      );
+    return true;
+  }
+
+  settledWord(reference: string, by: string, word: string): void {
+    const meaning = STATUS_WORDS.meaningOf(word);
+    if (meaning !== 'successful' && meaning !== 'failed') {
+      this.violations.push(`ANSWER: ${by} for ${short(reference)} ended with the word ${JSON.stringify(word)}, which is not settled`);
+      return;
+    }
+    this.#tell(reference, { by, meaning });
+  }
+
+  finalRecord(reference: string, by: string, record: PaymentRecord): void {
+    if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {
+      if (by !== 'recover') this.violations.push(`ANSWER: ${by} for ${short(reference)} gave an open record (${record.state})`);
+      return;
+    }
+    if (record.state === 'not-sent' && by === 'onSettled') this.probe('worker not-sent');
+    this.#tell(reference.toLowerCase(), { by, meaning: record.state });
+  }
+
+  #tell(reference: string, told: Told): void {
+    const list = this.#told.get(reference) ?? [];
+    list.push(told);
+    this.#told.set(reference, list);
+  }
+
+  /** Records an error a caller saw; false (and a violation) when it is not one of the SDK's. */
+  expected(error: unknown, what: string): boolean {
+    if (isExpectedError(error)) return true;
+    const text =
+      error instanceof Error ? `${error.name}: ${error.message} ${(error.stack ?? '').split('\n').slice(1, 4).join(' |')}` : String(error);
+    this.violations.push(`UNEXPECTED: ${what} failed with ${text}`);
+    return false;
+  }
+
+  /** The end: what callers were told and what the journal holds, against the service, after the liveness bound. */
+  finish(records: readonly PaymentRecord[], boundMs: number): void {
+    const service = this.#service;
+    const byReference = new Map(records.map((record) => [record.referenceId.toLowerCase(), record]));
+    for (const collection of service.collections) {
+      const record = byReference.get(collection.referenceId.toLowerCase());
+      if (record === undefined)
+        this.violations.push(`LOST: collection #${collection.id} (${short(collection.referenceId)}) has no journal record`);
+    }
+    for (const record of records) {
+      const held = service.holding(record.referenceId);
+      const reference = short(record.referenceId);
+      if ((record.state === 'initiating' || record.state === 'unknown') && held.length === 0 && !Number.isFinite(sendWindowOf(record))) {
+        // No window known (written by the previous release): no age decides it; it stays open for a person (onStale).
+        this.probe('open without a window, held by no one');
+      } else if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {
+        this.violations.push(
+          `LIVENESS: ${reference} still ${record.state} ${Math.round(boundMs / 1_000)} s after the faults stopped (service: ${held[0]?.outcome ?? 'nothing'})`,
+        );
+      } else if ((record.state === 'not-sent' || record.state === 'rejected') && held.length > 0) {
+        this.violations.push(`CONTRADICTION: ${reference} is ${record.state} but the service holds collection #${held[0]?.id}`);
+      } else if ((record.state === 'successful' || record.state === 'failed') && held[0]?.outcome !== record.state) {
+        this.violations.push(`CONTRADICTION: ${reference} is ${record.state}; the service says ${held[0]?.outcome ?? 'nothing'}`);
+      }
+    }
+    for (const [reference, tolds] of this.#told) {
+      const held = service.holding(reference);
+      for (const told of tolds) {
+        const truth = held[0]?.outcome ?? 'nothing';
+        const agrees = told.meaning === 'not-sent' || told.meaning === 'rejected' ? held.length === 0 : truth === told.meaning;
+        if (!agrees) this.violations.push(`TOLD-WRONG: ${told.by} told ${told.meaning} for ${short(reference)}; the service says ${truth}`);
+      }
+    }
+    for (const [reference, name] of this.#definite) {
+      if (service.holding(reference).length > 0)
+        this.violations.push(`TOLD-NOT-CREATED: ${short(reference)} was answered ${name} but the service holds it`);
+    }
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The journal as each simulated process sees it: one real `MemoryJournal` (its clock is the journal's own
+ * simulated clock, which may be offset and jump), reached through a per-process wrapper in which every call
+ * takes simulated time (it is applied after a latency and acknowledged after another, each an operation of the
+ * scheduler), may fail with `JournalError` before it is applied, or be applied and then lose its acknowledgement.
+ *
+ * No vitest import (see scheduler.ts).
+ */
+import { JournalError } from '../../src/core/errors.js';
+import {
+  DEFAULT_NOT_FOUND_GRACE_MS,
+  isOpenPaymentState,
+  type PaymentJournal,
+  type PaymentRecord,
+  sendWindowOf,
+} from '../../src/journal/journal.js';
+import { MemoryJournal } from '../../src/journal/memory.js';
+import type { Proc, Scheduler } from './scheduler.js';
+
+export interface JournalFaults {
+  maxLatencyMs: number;
+  /** A call fails before it is applied. */
+  failBefore: number;
+  /** A write is applied, then its acknowledgement is lost (the caller sees `JournalError`). */
+  lostAck: number;
+}
+
+export const RELIABLE_JOURNAL: JournalFaults = { maxLatencyMs: 0, failBefore: 0, lostAck: 0 };
+
+/** The one store of a run, with its clock. */
+export class SimJournal {
+  readonly store: MemoryJournal;
+  /** The journal clock's offset from true time; clock jumps change it. */
+  offset = 0;
+  faults: JournalFaults;
+  readonly #sim: Scheduler;
+  readonly #random: () => number;
+  readonly hits = new Map<string, number>();
+  /**
+   * True time of each process's last write that let an attempt leave (`initiating`), by process and reference: the
+   * service's physics bounds a push's effect by it (service.ts).
+   */
+  readonly sendingWrites = new Map<string, number>();
+  /**
+   * True time the writer learnt of that write (its acknowledgement): an attempt's deadline starts there, so a push
+   * may leave up to the write's round trip after `sendingWrites` (service.ts checks departures against it).
+   */
+  readonly sendingAcks = new Map<string, number>();
+  /** References whose record is open (kept as writes land, so the runner can tell when all are final without a read). */
+  readonly open = new Set<string>();
+  /** The last applied write of each reference: its version, true time, process and state. */
+  readonly lastWrite = new Map<string, { version: number; at: number; proc: Proc; state: string }>();
+  /** The shortest grace a reader of this world gives a 404 (the verdict bound, see `#judgeVerdict`). */
+  minGraceMs = 10_000;
+  /** Violations of the verdict bound (the runner adds them to the ledger's). */
+  readonly violations: string[] = [];
+  /** The last status answer `proc` had for a reference (service.ts), and whether its baseUrl is wrong (sim.ts). */
+  lastStatusOf: (proc: Proc, referenceId: string) => string | undefined = () => undefined;
+  wrongPrefix: (proc: Proc) => boolean = () => false;
+  /** Called when a process's write lets a push leave (directed deciders watch from there: sim.ts). */
+  onSendingWrite: (proc: Proc, record: PaymentRecord) => void = () => {};
+
+  constructor(sim: Scheduler, random: () => number, faults: JournalFaults) {
+    this.#sim = sim;
+    this.#random = random;
+    this.faults = faults;
+    this.store = new MemoryJournal({ now: () => sim.now + this.offset });
+  }
+
+  /**
+   * The verdict bound, in true time: a `not-sent` verdict (a `not-sent` without an error of the sender's own) or a
+   * takeover (another process's, or a later call's, write of `initiating` over an open record) lands only once the
+   * window of the record it judged and the decider's grace have passed since that record's write. Clocks drift by
+   * up to 0.01 % (the processes' watches), so the bound is shortened by 0.02 %.
+   */
+  #judgeVerdict(proc: Proc, before: PaymentRecord | undefined, change: { state: string; error?: unknown; by: string }): void {
+    if (before === undefined || !isOpenPaymentState(before.state) || before.state === 'pending') return;
+    const last = this.lastWrite.get(before.referenceId);
+    if (last === undefined || last.version !== before.version) return;
+    const elapsed = this.#sim.now - last.at;
+    const window = sendWindowOf(before);
+    const short = before.referenceId.slice(0, 8);
+    if (change.state === 'not-sent' && change.error === undefined) {
+      const seen = this.lastStatusOf(proc, before.referenceId);
+      if (this.wrongPrefix(proc) || seen === 'bare 404')
+        this.violations.push(
+          `NOT-SENT-ON-BARE-404: ${short} closed not-sent by ${proc.name} (${this.wrongPrefix(proc) ? 'its baseUrl has a wrong prefix' : 'its last status answer was a bare 404'})`,
+        );
+      if (!Number.isFinite(window)) {
+        this.violations.push(`NOT-SENT-BY-AGE-WITHOUT-WINDOW: ${short} closed not-sent by ${proc.name}; its record has no window`);
+        return;
+      }
+      const bound = (window + this.minGraceMs) * (1 - 2e-4);
+      if (elapsed < bound)
+        this.violations.push(
+          `EARLY-VERDICT: ${short} closed not-sent by ${proc.name} ${Math.round(elapsed)} ms after its last write (window ${window} ms + grace ${this.minGraceMs} ms)`,
+        );
+    } else if (
+      change.state === 'initiating' &&
+      (last.proc !== proc || this.#sim.now - (this.sendingAcks.get(`${proc.id}:${before.referenceId}`) ?? last.at) >= window)
+    ) {
+      // A takeover by `initiate` (its grace is the default): a resend's own write comes within its call's window
+      // after the acknowledgement of its last write (the attempt's deadline starts there).
+      const bound = (window + DEFAULT_NOT_FOUND_GRACE_MS) * (1 - 2e-4);
+      if (!(elapsed >= bound))
+        this.violations.push(
+          `EARLY-TAKEOVER: ${short} taken over by ${proc.name} ${Math.round(elapsed)} ms after ${last.proc.name}'s write (window ${window} ms + grace ${DEFAULT_NOT_FOUND_GRACE_MS} ms)`,
+        );
+    }
+  }
+
+  #wrote(proc: Proc, record: PaymentRecord | undefined): void {
+    if (record === undefined) return;
+    this.lastWrite.set(record.referenceId, { version: record.version, at: this.#sim.now, proc, state: record.state });
+  }
+
+  #note(record: PaymentRecord | undefined): void {
+    if (record === undefined) return;
+    if (isOpenPaymentState(record.state)) this.open.add(record.referenceId);
+    else this.open.delete(record.referenceId);
+  }
+
+  #hit(what: string): void {
+    this.hits.set(what, (this.hits.get(what) ?? 0) + 1);
+  }
+
+  /**
+   * An operator closes an open record by hand (`not-sent`, straight in the store): the writer between two attempts
+   * of one call must then stop sending (it is overtaken).
+   */
+  async closeByHand(referenceId: string, operator: Proc): Promise<void> {
+    const current = await this.store.get(referenceId);
+    if (current === undefined || (current.state !== 'initiating' && current.state !== 'unknown')) return;
+    const result = await this.store.transition(referenceId, current.version, { state: 'not-sent', by: 'operator' });
+    if (!result.applied) return;
+    this.#hit('record closed by hand');
+    this.#note(result.record);
+    this.#wrote(operator, result.record);
+  }
+
+  /** The journal as `proc` reaches it. */
+  forProcess(proc: Proc): PaymentJournal {
+    const call = <T>(label: string, write: boolean, apply: () => Promise<T>, acked: () => void = () => {}): Promise<T> => {
+      const sim = this.#sim;
+      const random = this.#random;
+      const f = this.faults;
+      const latency = () => Math.floor(random() * (f.maxLatencyMs + 1));
+      return new Promise<T>((resolve, reject) => {
+        sim.at(sim.now + latency(), proc, `journal ${label}`, () => {
+          if (f.failBefore > 0 && random() < f.failBefore) {
+            this.#hit('journal failed before applying');
+            reject(new JournalError(`Payment journal: ${label} failed (simulated)`, undefined, undefined));
+            return;
+          }
+          apply().then(
+            (value) => {
+              const lost = write && f.lostAck > 0 && random() < f.lostAck;
+              if (lost) this.#hit('journal write applied, acknowledgement lost');
+              sim.at(sim.now + latency(), proc, `journal ${label} ack`, () => {
+                if (lost) return reject(new JournalError(`Payment journal: ${label}: connection lost (simulated)`, undefined, undefined));
+                acked();
+                resolve(value);
+              });
+            },
+            (error: unknown) => sim.at(sim.now + latency(), proc, `journal ${label} failed`, () => reject(error)),
+          );
+        });
+      });
+    };
+    const store = this.store;
+    const sim = this.#sim;
+    const short = (referenceId: string) => referenceId.slice(0, 8);
+    return {
+      insert: (record) =>
+        call(
+          `insert ${short(record.referenceId)}`,
+          true,
+          async () => {
+            const inserted = await store.insert(record);
+            this.#note(inserted);
+            this.#wrote(proc, inserted);
+            if (inserted !== undefined && inserted.state === 'initiating') {
+              this.sendingWrites.set(`${proc.id}:${record.referenceId}`, sim.now);
+              this.onSendingWrite(proc, inserted);
+            }
+            return inserted;
+          },
+          () => this.sendingAcks.set(`${proc.id}:${record.referenceId}`, sim.now),
+        ),
+      transition: (referenceId, version, change) =>
+        call(
+          `transition ${short(referenceId)} v${version} → ${change.state}`,
+          true,
+          async () => {
+            const before = await store.get(referenceId);
+            const result = await store.transition(referenceId, version, change);
+            if (result.applied) {
+              this.#judgeVerdict(proc, before, change);
+              this.#note(result.record);
+              this.#wrote(proc, result.record);
+            }
+            if (result.applied && change.state === 'initiating') {
+              this.sendingWrites.set(`${proc.id}:${referenceId}`, sim.now);
+              if (result.record !== undefined) this.onSendingWrite(proc, result.record);
+            } else if (!result.applied) this.hits.set('compare-and-set lost', (this.hits.get('compare-and-set lost') ?? 0) + 1);
+            return result;
+          },
+          () => {
+            if (change.state === 'initiating') this.sendingAcks.set(`${proc.id}:${referenceId}`, sim.now);
+          },
+        ),
+      now: () => call('now', false, () => store.now()),
+      get: (referenceId) => call(`get ${short(referenceId)}`, false, () => store.get(referenceId)),
+      list: (filter) => call('list', false, () => store.list(filter)),
+      history: (referenceId) => call(`history ${short(referenceId)}`, false, () => store.history(referenceId)),
+      lease: (request) => call('lease', true, () => store.lease(request)),
+      renew: (owner, ids, leaseMs) => call('renew', true, () => store.renew(owner, ids, leaseMs)),
+      release: (owner, ids) => call('release', true, () => store.release(owner, ids)),
+    };
+  }
+}

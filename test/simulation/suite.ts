@@ -1,0 +1,25 @@
+/**
+ * The sweep as vitest tests: seeds `from`..`to` in batches, then the rare paths they must have reached. Two test
+ * files share the default seeds so vitest runs them on two cores.
+ */
+import { expect, it } from 'vitest';
+import { explain, missingProbes, sweep } from './runner.js';
+
+export function defineSweep(from: number, to: number, batches = 2): void {
+  const probes = new Map<string, number>();
+  for (let batch = 0; batch < batches; batch++) {
+    const first = from + Math.floor(((to - from + 1) * batch) / batches);
+    const last = from + Math.floor(((to - from + 1) * (batch + 1)) / batches) - 1;
+    it(`seeds ${first}–${last}: callers told the truth, one collection per sale, every payment final once faults stop`, async () => {
+      const result = await sweep(first, last);
+      for (const [name, count] of result.probes) probes.set(name, (probes.get(name) ?? 0) + count);
+      const failure = result.failures[0];
+      if (failure !== undefined) expect.fail(await explain(failure));
+      // Processes run at the same time: several are runnable at many steps.
+      expect(result.contendedSteps).toBeGreaterThan(result.steps / 20);
+    }, 600_000);
+  }
+  it(`seeds ${from}–${to} reached every rare path at least once (coverage feedback)`, () => {
+    expect(missingProbes(probes)).toEqual([]);
+  });
+}
