@@ -89,6 +89,15 @@ async function oneBy(
   return { journal, referenceId, checks, settled, start, lines, writeNow, record: () => journal.get(referenceId) };
 }
 
+/** A pending payment a till records `failed` while the worker's check is out, which answers `successful`. */
+async function settledTheOtherWayMeanwhile() {
+  const world = await oneBy(async (_, id) => {
+    await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
+    return status(id, 'successful');
+  }, 'pending');
+  return world;
+}
+
 beforeEach(() => {
   // performance too: the worker's watch of a record (its second measure of age) runs on the fake clock.
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
@@ -126,10 +135,7 @@ describe('a final status', () => {
   });
 
   it('settled meanwhile by someone else: nothing delivered, the journal keeps their outcome', async () => {
-    const world = await oneBy(async (_, id) => {
-      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
-      return status(id, 'successful');
-    }, 'pending');
+    const world = await settledTheOtherWayMeanwhile();
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(world.settled).toEqual([]);
@@ -389,10 +395,7 @@ describe('a 404 that is not judged evidence', () => {
 
 describe('a contradiction', () => {
   it('onContradiction throwing: said at error, the record stays marked, nothing delivered', async () => {
-    const world = await oneBy(async (_, id) => {
-      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
-      return status(id, 'successful');
-    }, 'pending');
+    const world = await settledTheOtherWayMeanwhile();
     const seen: PaymentRecord[] = [];
     const worker = world.start({
       onContradiction: (record) => {
@@ -411,10 +414,7 @@ describe('a contradiction', () => {
   });
 
   it('without onContradiction: one error line naming the payment, its state and the service word', async () => {
-    const world = await oneBy(async (_, id) => {
-      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
-      return status(id, 'successful');
-    }, 'pending');
+    const world = await settledTheOtherWayMeanwhile();
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(world.lines('error')).toEqual([
