@@ -93,9 +93,12 @@ describe('NotFoundEvidence.judge: which 404 is evidence', () => {
     ['an empty text', '', 'an empty body'],
     ['an HTML page', '  <html><body>404</body></html>', 'an HTML page'],
     ['a text body', 'Not Found', 'a text body'],
+    ['a text body with a tag later on', 'Not Found <br>', 'a text body'],
     ["the Tap API's envelope", { success: false, error: 'NOT_FOUND', code: 404 }, "the Tap API's envelope"],
     ['a numeric code', { success: false, code: 404 }, 'an envelope whose code is not a string'],
     ['a JSON body without success: false', { success: true, code: 'X' }, 'a JSON body that is not the envelope'],
+    ['an error string without success: false', { success: true, error: 'NOT_FOUND' }, 'a JSON body that is not the envelope'],
+    ['success: false alone', { success: false }, 'a JSON body that is not the envelope'],
     ['JSON null', null, 'a body that is not the envelope'],
     ['a number', 404, 'a body that is not the envelope'],
   ])('without the envelope (%s): ConfigurationError naming baseUrl and what the body was, /health not asked', async (_kind, body, said) => {
@@ -115,6 +118,8 @@ describe('NotFoundEvidence.judge: which 404 is evidence', () => {
 describe('NotFoundEvidence.judge: /health refusing', () => {
   it.each([404, 405])('/health answering %i: a wrong base URL, remembered for HEALTH_RECHECK_MS, then asked again', async (status) => {
     const { evidence, calls } = probe([fails(healthError(status)), ok]);
+    // Not at the clock's zero: the refusal's age is measured from when it came.
+    vi.advanceTimersByTime(10_000);
     const first = await evidence.judge(serviceNotFound()).catch((caught: unknown) => caught);
     expect(first).toBeInstanceOf(WrongBaseUrlError);
     expect((first as Error).message).toContain(`GET /health answered HTTP ${status}`);

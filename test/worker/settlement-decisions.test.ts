@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WrongBaseUrlError } from '../../src/collections/not-found-evidence.ts';
 import type { CollectionStatus } from '../../src/collections/schemas.ts';
 import { type SettlementWorkerOptions, startSettlementWorker } from '../../src/collections/settlement-worker.ts';
 import { StatusWords } from '../../src/collections/status-words.ts';
@@ -27,7 +28,12 @@ const apiError = { code: undefined, requestId: undefined, body: undefined, servi
 const notFound = () => new NotFoundError({ ...apiError, status: 404, message: 'not found' });
 
 /** A worker over a memory journal holding one payment in `state`, opened `ageMs` ago; `answer` scripts its checks. */
-async function oneBy(answer: Answer, state: PaymentState, ageMs = 60_000, contextExtra: { maxRetryAfterMs?: number } = {}) {
+async function oneBy(
+  answer: Answer,
+  state: PaymentState,
+  ageMs = 60_000,
+  contextExtra: { maxRetryAfterMs?: number; judgeNotFound?: (error: NotFoundError) => Promise<void> } = {},
+) {
   const clock = { offsetMs: 0 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
   const referenceId = randomUUID();
@@ -83,6 +89,15 @@ async function oneBy(answer: Answer, state: PaymentState, ageMs = 60_000, contex
   return { journal, referenceId, checks, settled, start, lines, writeNow, record: () => journal.get(referenceId) };
 }
 
+/** A pending payment a till records `failed` while the worker's check is out, which answers `successful`. */
+async function settledTheOtherWayMeanwhile() {
+  const world = await oneBy(async (_, id) => {
+    await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
+    return status(id, 'successful');
+  }, 'pending');
+  return world;
+}
+
 beforeEach(() => {
   // performance too: the worker's watch of a record (its second measure of age) runs on the fake clock.
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
@@ -120,10 +135,7 @@ describe('a final status', () => {
   });
 
   it('settled meanwhile by someone else: nothing delivered, the journal keeps their outcome', async () => {
-    const world = await oneBy(async (_, id) => {
-      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
-      return status(id, 'successful');
-    }, 'pending');
+    const world = await settledTheOtherWayMeanwhile();
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(world.settled).toEqual([]);
@@ -326,6 +338,88 @@ describe('a 404', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect((await world.record())?.state).toBe('not-sent');
     expect(world.settled.map((record) => record.state)).toEqual(['not-sent']);
+    await worker.stop();
+  });
+});
+
+describe('a 404 that is not judged evidence', () => {
+  const misdirected = () => new WrongBaseUrlError('a status check answered HTTP 404 without the envelope', notFound());
+
+  it('a wrong base URL: nothing closed, said once at error, reported until a check answers as the service again', async () => {
+    let wrong = true;
+    const world = await oneBy((_, id) => (wrong ? notFound() : status(id, 'pending')), 'unknown', 60_000, {
+      judgeNotFound: async () => {
+        if (wrong) throw misdirected();
+      },
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect((await world.record())?.state).toBe('unknown');
+    expect(worker.configurationProblem).toBeInstanceOf(WrongBaseUrlError);
+    expect(world.lines('error')).toEqual([
+      expect.stringContaining(
+        `settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${world.referenceId})`,
+      ),
+    ]);
+    wrong = false;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(worker.configurationProblem).toBeUndefined();
+    expect(world.lines('warn')).toEqual([
+      expect.stringContaining('settlement worker: the base URL answers as the Collections API again; 404s are judged again'),
+    ]);
+    expect((await world.record())?.state).toBe('pending');
+    await worker.stop();
+  });
+
+  it('a judgement that cannot be made and no retry can fix (401 from /health): logged at error, checked after maxIntervalMs', async () => {
+    const unauthorized = new AuthenticationError({ ...apiError, status: 401, message: 'bad key' });
+    const world = await oneBy(() => notFound(), 'unknown', 60_000, {
+      judgeNotFound: async () => {
+        throw unauthorized;
+      },
+    });
+    const worker = world.start({ notFoundGraceMs: 0, maxIntervalMs: 4_000 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    expect(world.lines('error')).toEqual([expect.stringContaining(`${world.referenceId} could not be recorded; trying again`)]);
+    await vi.advanceTimersByTimeAsync(3_800);
+    expect(world.checks).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(world.checks).toHaveLength(2);
+    expect((await world.record())?.state).toBe('unknown');
+    expect(worker.configurationProblem).toBeUndefined();
+    await worker.stop();
+  });
+});
+
+describe('a contradiction', () => {
+  it('onContradiction throwing: said at error, the record stays marked, nothing delivered', async () => {
+    const world = await settledTheOtherWayMeanwhile();
+    const seen: PaymentRecord[] = [];
+    const worker = world.start({
+      onContradiction: (record) => {
+        seen.push(record);
+        throw new Error('the shop database is down');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(seen).toEqual([
+      expect.objectContaining({ state: 'failed', contradiction: expect.objectContaining({ statusText: 'successful' }) }),
+    ]);
+    expect(world.lines('error')).toEqual([expect.stringContaining(`onContradiction threw for ${world.referenceId}`)]);
+    expect(world.settled).toEqual([]);
+    expect(await world.record()).toMatchObject({ state: 'failed', contradiction: { statusText: 'successful' } });
+    await worker.stop();
+  });
+
+  it('without onContradiction: one error line naming the payment, its state and the service word', async () => {
+    const world = await settledTheOtherWayMeanwhile();
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.lines('error')).toEqual([
+      expect.stringContaining(`the service contradicts ${world.referenceId}, which the journal records as failed`),
+    ]);
     await worker.stop();
   });
 });
