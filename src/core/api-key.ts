@@ -7,8 +7,8 @@
 import type { ResolvedConfig } from './config.js';
 import { ConfigurationError, TimeoutError } from './errors.js';
 import { headerValueProblem } from './headers.js';
-import type { CallSettings } from './http-types.js';
 import { MIN_API_KEY_LENGTH } from './redact.js';
+import type { CallSettings } from './transport-types.js';
 import { boundedWait } from './wait.js';
 
 /**

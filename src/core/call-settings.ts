@@ -6,7 +6,7 @@
 import { isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
 import { RequestValidationError, type ValidationIssue } from './errors.js';
 import { headerIssues } from './headers.js';
-import type { CallSettings } from './http-types.js';
+import type { CallSettings } from './transport-types.js';
 
 /**
  * Checks a call's options and merges them over the client's (`config`); the caller's headers lose `authName`.

@@ -7,8 +7,8 @@
 import { NetworkError as KyNetworkError } from 'ky';
 import { classifyConnectionFailure, connectionFailureReason } from './connection-failure.js';
 import { ConfigurationError, ConnectionError, TapCollectionsError, TimeoutError } from './errors.js';
-import type { CallSettings } from './http-types.js';
 import type { SecretRedactor } from './redact.js';
+import type { CallSettings } from './transport-types.js';
 
 /**
  * Classifies how a network step (the fetch, a body read) failed: the caller's abort, the attempt's timeout,

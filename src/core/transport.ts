@@ -5,7 +5,7 @@
  *
  * About 460 lines, one concern: the attempt pipeline (key, concurrency slot, shared-budget token, hooks, the
  * attempt, body reading), whose steps share the client's private state. Its parts that stand alone have their own
- * files: `http-types.ts`, `call-settings.ts`, `api-key.ts`, `redirect.ts`, `network-failure.ts`, `retry.ts`.
+ * files: `transport-types.ts`, `call-settings.ts`, `api-key.ts`, `redirect.ts`, `network-failure.ts`, `retry.ts`.
  *
  * @module
  */
@@ -20,13 +20,13 @@ import type { FetchFunction, RequestOptions, ResolvedConfig } from './config.js'
 import { isBrowserPage } from './env.js';
 import { mapErrorResponse } from './error-mapper.js';
 import { RequestValidationError, ResponseValidationError, type ServiceName, TimeoutError } from './errors.js';
-import type { CallSettings, HttpResult, RequestSpec, ServiceProfile, SharedBudgets } from './http-types.js';
 import { type AttemptInfo, guardInstrumentation, HookFailureReporter, type Instrumentation } from './instrumentation.js';
 import { LevelLogger } from './logger.js';
 import { networkFailure } from './network-failure.js';
 import { SecretRedactor } from './redact.js';
 import { redirectTarget } from './redirect.js';
 import { retryAfterFirst } from './retry.js';
+import type { CallSettings, HttpResult, RequestSpec, ServiceProfile, SharedBudgets } from './transport-types.js';
 import { SDK_VERSION } from './version.js';
 
 export {
@@ -40,7 +40,7 @@ export {
   type ServiceProfile,
   type SharedBudget,
   type SharedBudgets,
-} from './http-types.js';
+} from './transport-types.js';
 
 /** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
 export const MAX_RESPONSE_BYTES_NOTE = '(maxResponseBytes)';
