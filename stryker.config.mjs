@@ -15,9 +15,14 @@ export default {
     'src/collections/recover.ts',
     'src/core/idempotent-create.ts',
     'src/collections/status-words.ts',
-    // The settlement worker's decisions: what a status answer, a failed check, a 404 and a final status do to a
-    // payment (#check to the end of the file). The scheduler, leases and budget above are load-tested elsewhere.
-    'src/collections/settlement-worker.ts:459-620',
+    // The whole worker, not a line range: its decisions (what a status answer, a failed check, a 404, a
+    // contradiction and a final status do to a payment) move within the file with every change, and a range
+    // silently stops covering them. Its scheduler, leases and budget are mutated too; their survivors are listed.
+    'src/collections/settlement-worker.ts',
+    // What a 404 proves (only the service's own, and not on a wrong base URL) and the second, monotonic measure of
+    // a record's age before it is closed as not sent.
+    'src/collections/not-found-evidence.ts',
+    'src/journal/record-watch.ts',
   ],
   coverageAnalysis: 'perTest',
   // A mutant of a module-level constant (the default status words, a limit) is active for every test, so it runs

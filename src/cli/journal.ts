@@ -5,7 +5,7 @@
  * @module
  */
 import { maskNumbersInText } from '../core/mobile-number-grammar.js';
-import { isOpenPaymentState, type PaymentEvent, type PaymentRecord, type PaymentState } from '../index.js';
+import type { PaymentEvent, PaymentRecord, PaymentState } from '../index.js';
 import type { Command } from './command.js';
 import { closeJournal, Failure, openJournal, parse, printable, referenceArgument, UsageError, wholeNumber } from './shared.js';
 
@@ -133,6 +133,8 @@ async function list(args: readonly string[]) {
     if (!STATES.includes(state as PaymentState)) throw new UsageError(`--state must be one of ${STATES.join(', ')}, got '${state}'`);
   const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, 'limit', 0, 1);
   const opened = await openJournal(values.journal);
+  // Loaded as every command loads the SDK: the bin imports nothing of it before a command needs it.
+  const { isOpenPaymentState } = await import('../index.js');
   try {
     // Only a final record carries a contradiction; the limit counts the records shown.
     const wanted = states.length === 0 ? undefined : (states as PaymentState[]);

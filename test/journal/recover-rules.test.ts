@@ -13,7 +13,18 @@ import {
   PermissionDeniedError,
   RequestValidationError,
 } from '../../src/index.js';
-import { CHECK_URL, collectionsClient, json, PRODUCT_ID, rejectionOf, statusBody } from '../helpers/collections.js';
+import {
+  CHECK_URL,
+  collectionsClient,
+  healthy,
+  json,
+  PRODUCT_ID,
+  rejectionOf,
+  serviceNotFound,
+  statusBody,
+  useFakeMonotonicClock,
+  watchFor,
+} from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
@@ -24,7 +35,7 @@ const warnLines = (logger: ReturnType<typeof fakeLogger>) =>
   logger.warn.mock.calls.map((call) => String(call[0]).replace('[tap-collections-sdk] ', ''));
 
 /** A journal holding `records` (reference id → state), each written an hour ago by the journal's clock. */
-async function journalHolding(records: Record<string, PaymentState>): Promise<MemoryJournal> {
+async function journalHolding(records: Record<string, PaymentState>, fields: Partial<PaymentRecord> = {}): Promise<MemoryJournal> {
   const clock = { offsetMs: -3_600_000 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
   for (const [referenceId, state] of Object.entries(records)) {
@@ -36,6 +47,7 @@ async function journalHolding(records: Record<string, PaymentState>): Promise<Me
       currency: 'ZMW',
       phoneNumber: '260*******56',
       fingerprint: 'v1:abc',
+      ...fields,
     } as PaymentRecord);
   }
   clock.offsetMs = 0;
@@ -46,7 +58,8 @@ async function journalHolding(records: Record<string, PaymentState>): Promise<Me
 function answering(answers: Record<string, string | number>) {
   return http.get(CHECK_URL, ({ params }) => {
     const answer = answers[String(params.referenceId)] ?? 404;
-    if (typeof answer === 'number') return json(answer, { success: false, message: `status ${answer}` });
+    // The Collections service's own error envelope (a 404 without it proves nothing: not-found-evidence.test.ts).
+    if (typeof answer === 'number') return json(answer, { success: false, code: `E_${answer}`, message: `status ${answer}` });
     return HttpResponse.json(statusBody({ referenceId: String(params.referenceId), statusText: answer }));
   });
 }
@@ -60,7 +73,7 @@ describe('recover() options', () => {
     [{ concurrency: -1 }, ['concurrency']],
   ] as const)('refuses %j before any request', async ([options, paths]) => {
     const journal = await journalHolding({ [id(1)]: 'pending' });
-    server.use(answering({ [id(1)]: 'pending' }));
+    server.use(answering({ [id(1)]: 'pending' }), healthy());
     const error = await rejectionOf(collectionsClient({ journal }).recover(options as never));
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as RequestValidationError).issues.map((issue) => issue.path)).toEqual(paths);
@@ -68,15 +81,15 @@ describe('recover() options', () => {
   });
 
   it('accepts notFoundGraceMs 0 and concurrency 1 (the smallest values)', async () => {
-    const journal = await journalHolding({ [id(1)]: 'unknown', [id(2)]: 'pending' });
-    server.use(answering({ [id(2)]: 'successful' }));
+    const journal = await journalHolding({ [id(1)]: 'pending', [id(2)]: 'pending' });
+    server.use(answering({ [id(1)]: 'failed', [id(2)]: 'successful' }), healthy());
     const recovered = await collectionsClient({ journal }).recover({ notFoundGraceMs: 0, concurrency: 1 });
-    expect(recovered.map((record) => record.state)).toEqual(['not-sent', 'successful']);
+    expect(recovered.map((record) => record.state)).toEqual(['failed', 'successful']);
   });
 
   it('an already aborted signal rejects with its reason before any request', async () => {
     const journal = await journalHolding({ [id(1)]: 'pending' });
-    server.use(answering({ [id(1)]: 'pending' }));
+    server.use(answering({ [id(1)]: 'pending' }), healthy());
     const reason = new Error('till closing');
     const error = await rejectionOf(collectionsClient({ journal }).recover({ signal: AbortSignal.abort(reason) }));
     expect(error).toBe(reason);
@@ -88,7 +101,7 @@ describe('records recover() leaves as they are', () => {
   it('a record whose referenceId is not a UUID: never requested, reported (cut to 100 characters), the others go on', async () => {
     const foreign = `legacy-${'x'.repeat(200)}`;
     const journal = await journalHolding({ [foreign]: 'pending', [id(1)]: 'pending' });
-    server.use(answering({ [id(1)]: 'failed' }));
+    server.use(answering({ [id(1)]: 'failed' }), healthy());
     const logger = fakeLogger();
     const recovered = await collectionsClient({ journal, logger, logLevel: 'warn' }).recover();
     expect(recovered.map((record) => [record.referenceId, record.state])).toEqual([[id(1), 'failed']]);
@@ -99,7 +112,7 @@ describe('records recover() leaves as they are', () => {
 
   it('a pending payment the service no longer finds: left pending, said loudly, never closed', async () => {
     const journal = await journalHolding({ [id(1)]: 'pending' });
-    server.use(answering({}));
+    server.use(answering({}), healthy());
     const logger = fakeLogger();
     const [record] = await collectionsClient({ journal, logger, logLevel: 'warn' }).recover({ notFoundGraceMs: 0 });
     expect(record?.state).toBe('pending');
@@ -109,7 +122,7 @@ describe('records recover() leaves as they are', () => {
 
   it('a payment it cannot check (503 after retries): left as it was, reported with the reason; the others are settled', async () => {
     const journal = await journalHolding({ [id(1)]: 'unknown', [id(2)]: 'pending' });
-    server.use(answering({ [id(1)]: 503, [id(2)]: 'successful' }));
+    server.use(answering({ [id(1)]: 503, [id(2)]: 'successful' }), healthy());
     const logger = fakeLogger();
     const recovered = await collectionsClient({ journal, logger, logLevel: 'warn', maxRetries: 0 }).recover();
     expect(recovered.map((record) => [record.referenceId, record.state])).toEqual([
@@ -124,26 +137,37 @@ describe('records recover() leaves as they are', () => {
 
 describe('a 404 on an old unknown record', () => {
   it('a collection that appears on the recheck is recorded as the service says, not closed as not-sent', async () => {
-    const journal = await journalHolding({ [id(1)]: 'unknown' });
-    let checks = 0;
-    server.use(
-      http.get(CHECK_URL, () => {
-        checks++;
-        if (checks === 1) return json(404, { success: false, message: 'Collection not found' });
-        return HttpResponse.json(statusBody({ referenceId: id(1), statusText: 'pending' }));
-      }),
-    );
-    const [record] = await collectionsClient({ journal }).recover({ notFoundGraceMs: 0 });
-    expect(checks).toBe(2);
-    expect(record?.state).toBe('pending');
-    expect((await journal.get(id(1)))?.state).toBe('pending');
+    useFakeMonotonicClock();
+    try {
+      const journal = await journalHolding({ [id(1)]: 'unknown' }, { sendWindowMs: 1_000 });
+      let checks = 0;
+      server.use(
+        http.get(CHECK_URL, () => {
+          checks++;
+          if (checks <= 2) return serviceNotFound();
+          return HttpResponse.json(statusBody({ referenceId: id(1), statusText: 'pending' }));
+        }),
+        healthy(),
+      );
+      const client = collectionsClient({ journal });
+      // First sight of the record in this process: its watch starts, so no verdict and no recheck yet.
+      expect((await client.recover({ notFoundGraceMs: 0 }))[0]?.state).toBe('unknown');
+      expect(checks).toBe(1);
+      watchFor(1_000);
+      const [record] = await client.recover({ notFoundGraceMs: 0 });
+      expect(checks).toBe(3);
+      expect(record?.state).toBe('pending');
+      expect((await journal.get(id(1)))?.state).toBe('pending');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
 describe('errors that stop recover() at once', () => {
   it('a key without the permission (403): rejects, and no further check starts', async () => {
     const journal = await journalHolding({ [id(1)]: 'pending', [id(2)]: 'pending', [id(3)]: 'pending' });
-    server.use(answering({ [id(1)]: 403, [id(2)]: 'successful', [id(3)]: 'successful' }));
+    server.use(answering({ [id(1)]: 403, [id(2)]: 'successful', [id(3)]: 'successful' }), healthy());
     const error = await rejectionOf(collectionsClient({ journal }).recover({ concurrency: 1 }));
     expect(error).toBeInstanceOf(PermissionDeniedError);
     expect(requests).toHaveLength(1);
@@ -152,7 +176,7 @@ describe('errors that stop recover() at once', () => {
 
   it('a journal that cannot record what the service said: rejects with JournalError', async () => {
     const journal = await journalHolding({ [id(1)]: 'pending' });
-    server.use(answering({ [id(1)]: 'successful' }));
+    server.use(answering({ [id(1)]: 'successful' }), healthy());
     journal.transition = () => Promise.reject(new Error('disk full'));
     const error = await rejectionOf(collectionsClient({ journal }).recover());
     expect(error).toBeInstanceOf(JournalError);

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PaymentChange, PaymentJournal, PaymentRecord, PaymentState } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
+import { RecordWatch } from '../../src/journal/record-watch.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../../src/journal/state-machine.js';
 
 const REFERENCE_ID = '7a0f3a52-7b4e-4f0c-9a43-3f4a1c2b9d10';
@@ -48,9 +49,13 @@ describe('decide: what each observation does in each state', () => {
     } else expect(decision).toEqual({ kind: 'refuse' });
   });
 
-  it.for(STATES)('accepted on %s: an open record becomes pending with the service word; a final one is kept', (state) => {
+  it.for(STATES)('accepted on %s: an open record becomes pending with the service word; a final one keeps its state', (state) => {
     const decision = decide(recordIn(state), { kind: 'accepted', statusText: 'pending', requestId: 'req-9' }, 'till-1');
-    if (FINAL.includes(state)) expect(decision).toEqual({ kind: 'keep' });
+    // A 202 for a payment closed as never sent or refused contradicts it: marked, never moved.
+    if (state === 'not-sent' || state === 'rejected') {
+      expect(decision).toMatchObject({ kind: 'contradiction', statusText: 'pending' });
+      expect(decision.kind === 'contradiction' && decision.change?.state).toBe(state);
+    } else if (FINAL.includes(state)) expect(decision).toEqual({ kind: 'keep' });
     else if (state === 'pending') expect(decision).toEqual({ kind: 'change', change: expect.objectContaining({ state: 'pending' }) });
     else {
       expect(decision).toEqual({
@@ -67,11 +72,15 @@ describe('decide: what each observation does in each state', () => {
     expect(newWord).toEqual({ kind: 'change', change: { state: 'pending', statusText: 'processing', requestId: undefined, by: 'till-1' } });
   });
 
-  it.for(STATES)('a final status on %s: an open record takes it with every detail; a final one never changes', (state) => {
+  it.for(STATES)('a final status on %s: an open record takes it with every detail; a final one keeps its state', (state) => {
     for (const outcome of ['successful', 'failed'] as const) {
       const decision = decide(recordIn(state, { statusText: 'pending' }), status(outcome), 'worker:1');
-      if (FINAL.includes(state)) expect(decision).toEqual({ kind: 'keep' });
-      else {
+      // The same outcome again is kept; any other final answer contradicts the record: marked, its state kept.
+      if (state === outcome) expect(decision).toEqual({ kind: 'keep' });
+      else if (FINAL.includes(state)) {
+        expect(decision).toMatchObject({ kind: 'contradiction', statusText: outcome });
+        expect(decision.kind === 'contradiction' && decision.change?.state).toBe(state);
+      } else {
         expect(decision).toEqual({
           kind: 'change',
           change: { state: outcome, statusText: outcome, transactionCode: 'TX1', reason: 'because', requestId: 'req-1', by: 'worker:1' },
@@ -240,6 +249,17 @@ describe('advance: facts and conclusions through the compare-and-set', () => {
   });
 });
 
+/**
+ * A process that has watched every record longer than any wait: these cases test the journal clock's rule alone
+ * (the monotonic watch's rule: test/journal/record-watch.test.ts and test/journal/one-404-rule.test.ts).
+ */
+class WatchedLongEnough extends RecordWatch {
+  override watched(): number {
+    return Number.MAX_SAFE_INTEGER;
+  }
+}
+const watchedLongEnough = () => new WatchedLongEnough();
+
 describe('settleNotFound: a 404 closes a record only when nothing can still arrive', () => {
   /** A journal whose clock the test moves; the record is written at 0 with a 1 s window. */
   async function clocked(state: PaymentState = 'initiating') {
@@ -256,38 +276,45 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
   it('too young by the journal clock (window + grace not yet over): not decidable, no recheck asked', async () => {
     const { clock, journal, recheck, rechecks } = await clocked();
     clock.now += 1_000 + 5_000 - 1;
-    const verdict = await settleNotFound(journal, REFERENCE_ID, 5_000, recheck, 'recover');
-    expect(verdict).toEqual({ record: expect.objectContaining({ state: 'initiating' }), applied: false, refused: false, decidable: false });
+    const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, 5_000, recheck, 'recover');
+    expect(verdict).toEqual({
+      record: expect.objectContaining({ state: 'initiating' }),
+      applied: false,
+      refused: false,
+      decidable: false,
+      decidableAt: '2026-01-01T00:00:06.000Z',
+    });
     expect(rechecks()).toBe(0);
   });
 
   it('exactly at window + grace: rechecks, and on a second 404 closes it as not-sent', async () => {
     const { clock, journal, recheck, rechecks } = await clocked();
     clock.now += 1_000 + 5_000;
-    const verdict = await settleNotFound(journal, REFERENCE_ID, 5_000, recheck, 'recover');
+    const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, 5_000, recheck, 'recover');
     expect(verdict).toEqual({ record: expect.objectContaining({ state: 'not-sent' }), applied: true, refused: false, decidable: true });
     expect(rechecks()).toBe(1);
   });
 
-  it('an unknown record without a recorded window waits the grace alone; a negative grace counts as 0', async () => {
-    const { clock, journal, recheck } = await clocked('unknown');
-    clock.now += 2_999;
-    expect((await settleNotFound(journal, REFERENCE_ID, 3_000, recheck, 'recover')).decidable).toBe(false);
-    clock.now += 1;
-    expect((await settleNotFound(journal, REFERENCE_ID, -60_000, recheck, 'recover')).record?.state).toBe('not-sent');
+  it('an unknown record without a recorded window is judged by the longest window: never closed, no time given', async () => {
+    const { clock, journal, recheck, rechecks } = await clocked('unknown');
+    clock.now += 365 * 24 * 3_600_000;
+    const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, -60_000, recheck, 'recover');
+    expect(verdict).toMatchObject({ record: { state: 'unknown' }, applied: false, decidable: false });
+    expect(verdict.decidableAt).toBeUndefined();
+    expect(rechecks()).toBe(0);
   });
 
   it('a negative grace never shortens the window', async () => {
     const { clock, journal, recheck, rechecks } = await clocked();
     clock.now += 999;
-    expect((await settleNotFound(journal, REFERENCE_ID, -60_000, recheck, 'recover')).decidable).toBe(false);
+    expect((await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, -60_000, recheck, 'recover')).decidable).toBe(false);
     expect(rechecks()).toBe(0);
   });
 
   it('a status found on the recheck is recorded instead', async () => {
     const { clock, journal } = await clocked();
     clock.now += 60_000;
-    const verdict = await settleNotFound(journal, REFERENCE_ID, 0, async () => status('pending') as never, 'recover');
+    const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, 0, async () => status('pending') as never, 'recover');
     expect(verdict).toEqual({ record: expect.objectContaining({ state: 'pending' }), applied: true, refused: false, decidable: true });
   });
 
@@ -295,12 +322,12 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
     for (const state of ['pending', 'successful'] as const) {
       const { clock, journal, recheck, rechecks } = await clocked(state);
       clock.now += 60_000;
-      const verdict = await settleNotFound(journal, REFERENCE_ID, 0, recheck, 'recover');
+      const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, 0, recheck, 'recover');
       expect(verdict).toEqual({ record: expect.objectContaining({ state }), applied: false, refused: false, decidable: true });
       expect(rechecks()).toBe(0);
     }
     const empty = new MemoryJournal();
-    expect(await settleNotFound(empty, REFERENCE_ID, 0, async () => 'not-found', 'recover')).toEqual({
+    expect(await settleNotFound(empty, watchedLongEnough(), REFERENCE_ID, 0, async () => 'not-found', 'recover')).toEqual({
       record: undefined,
       applied: false,
       refused: false,
@@ -309,9 +336,12 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
   });
 
   it('initiate taking a record over after a 404 writes sending (initiating again), not not-sent', async () => {
-    const { clock, journal, recheck } = await clocked('unknown');
+    const { clock, journal, recheck } = await clocked();
     clock.now += 60_000;
-    const verdict = await settleNotFound(journal, REFERENCE_ID, 0, recheck, 'initiate', { kind: 'sending', sendWindowMs: 2_000 });
+    const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, 0, recheck, 'initiate', {
+      kind: 'sending',
+      sendWindowMs: 2_000,
+    });
     expect(verdict).toMatchObject({ applied: true, decidable: true, record: { state: 'initiating', sendWindowMs: 2_000 } });
   });
 
@@ -321,6 +351,7 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
     let rechecks = 0;
     const verdict = await settleNotFound(
       journal,
+      watchedLongEnough(),
       REFERENCE_ID,
       0,
       async () => {
@@ -336,6 +367,8 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
       applied: false,
       refused: false,
       decidable: false,
+      // The new window from the journal's now: 30 s.
+      decidableAt: '2026-01-01T00:01:30.000Z',
     });
     expect(rechecks).toBe(1);
   });
@@ -345,6 +378,7 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
     clock.now += 60_000;
     const verdict = await settleNotFound(
       journal,
+      watchedLongEnough(),
       REFERENCE_ID,
       0,
       async () => {
@@ -366,7 +400,7 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const verdict = await settleNotFound(journal, REFERENCE_ID, 0, recheck, 'recover');
+    const verdict = await settleNotFound(journal, watchedLongEnough(), REFERENCE_ID, 0, recheck, 'recover');
     expect(verdict).toEqual({ record: undefined, applied: false, refused: false, decidable: true });
   });
 
@@ -376,6 +410,7 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
     let rechecks = 0;
     const verdict = await settleNotFound(
       journal,
+      watchedLongEnough(),
       REFERENCE_ID,
       0,
       async () => {

@@ -1,0 +1,87 @@
+/**
+ * What a failed journaled `initiate` records, by what its error proves (src/collections/journaled-initiate.ts,
+ * `failure`): a connection refused before anything was sent closes the payment `not-sent` (the sale may start over);
+ * a connection cut after sending leaves it `unknown`. And a record that disappears from the journal between two
+ * attempts stops the resend. A scripted `fetch` plays the network.
+ */
+import { describe, expect, it } from 'vitest';
+import { CollectionsClient, ConnectionError, MemoryJournal, type PaymentJournal, UnknownOutcomeError } from '../../src/index.js';
+import { API_KEY } from '../helpers/fixtures.js';
+import { rejectionOf } from '../helpers/tap.js';
+
+const REFERENCE_ID = '3b9c1f0e-2d4a-4e6b-8c7d-9a0b1c2d3e4f';
+const input = { productId: '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b', phoneNumber: '0977123456', amount: 5, referenceId: REFERENCE_ID };
+
+/** Bun's refused connection: the code on the error itself (the transport reads it as nothing sent). */
+const refused = () => Object.assign(new TypeError('ECONNREFUSED: Unable to connect'), { code: 'ECONNREFUSED' });
+/** undici's reset: the request may have reached the service. */
+const reset = () => new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+
+function client(journal: PaymentJournal, fetch: () => Promise<Response>, maxRetries = 0) {
+  return new CollectionsClient({ apiKey: API_KEY, baseUrl: 'http://127.0.0.1:39999', logLevel: 'off', maxRetries, journal, fetch });
+}
+
+describe('a journaled initiate whose connection fails', () => {
+  it('refused before anything was sent: ConnectionError, and the journal closes the payment not-sent', async () => {
+    const journal = new MemoryJournal();
+    let calls = 0;
+    const error = await rejectionOf(
+      client(journal, async () => {
+        calls++;
+        throw refused();
+      }).initiate(input),
+    );
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as ConnectionError).requestMayHaveBeenSent).toBe(false);
+    expect(calls).toBe(1);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'not-sent', error: { name: 'ConnectionError' } });
+  });
+
+  it('cut after sending: UnknownOutcomeError, and the journal keeps the payment unknown (never not-sent)', async () => {
+    const journal = new MemoryJournal();
+    const error = await rejectionOf(
+      client(journal, async () => {
+        throw reset();
+      }).initiate(input),
+    );
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+  });
+});
+
+describe('a record gone from the journal between two attempts', () => {
+  it('stops the resend: UnknownOutcomeError saying the record is absent, one POST only', async () => {
+    let posts = 0;
+    // A store that loses the record (purged by an operator) after the first attempt left: a MemoryJournal with its
+    // reads and writes shadowed.
+    let lost = false;
+    const journal = new MemoryJournal();
+    const get = journal.get.bind(journal);
+    const transition = journal.transition.bind(journal);
+    Object.assign(journal, {
+      get: async (referenceId: string) => (lost ? undefined : get(referenceId)),
+      transition: async (...args: Parameters<MemoryJournal['transition']>) =>
+        lost ? { record: undefined, applied: false } : transition(...args),
+    });
+    const error = await rejectionOf(
+      client(
+        journal,
+        async () => {
+          posts++;
+          lost = true;
+          return new Response(JSON.stringify({ success: false, code: 'E_UNAVAILABLE', message: 'down' }), {
+            status: 429,
+            headers: { 'content-type': 'application/json', 'retry-after': '0' },
+          });
+        },
+        2,
+      ).initiate(input),
+    );
+    expect(posts).toBe(1);
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect(((error as UnknownOutcomeError).cause as Error).message).toBe(
+      'Payment journal: the payment was written by another process meanwhile (now absent); not resending',
+    );
+    expect((error as UnknownOutcomeError).decidableAt).toBeUndefined();
+  });
+});
