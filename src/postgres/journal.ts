@@ -1,4 +1,8 @@
-/** `PostgresJournal`: the {@link PaymentJournal} in PostgreSQL, one statement per method. */
+/**
+ * `PostgresJournal`: the {@link PaymentJournal} in PostgreSQL, one statement per method. About 410 lines, one
+ * concern: the class and its statements, each read best next to the code that runs it (the schema, pool, listener
+ * and budget row have their own files).
+ */
 
 import type { Logger } from '../core/logger.js';
 import { type BudgetGrant, type BudgetRequest, budgetRequestProblem } from '../journal/budget.js';
