@@ -1,46 +1,37 @@
 /**
  * `CollectionsClient`: the Collections Gateway API (mobile money push payments).
  *
+ * About 470 lines, one concern: the client's options and its public methods, each delegating (the create to
+ * `create-collection.ts`, status checks and the 404 rule to `status-checks.ts`, the budget to `budget-options.ts`,
+ * the instrumented worker to `worker-monitor.ts`); most of the length is the methods' TSDoc.
+ *
  * @module
  */
-import { type ClientOptions, MAX_TIMER_MS, type RequestOptions, resolveConfig } from '../core/config.js';
-import {
-  ApiError,
-  ConfigurationError,
-  ConflictError,
-  JournalError,
-  NotFoundError,
-  RequestValidationError,
-  ResponseValidationError,
-  UnknownOutcomeError,
-  UnprocessableEntityError,
-} from '../core/errors.js';
-import { createOnce } from '../core/idempotent-create.js';
-import type { LevelLogger } from '../core/logger.js';
+import type { ClientOptions, RequestOptions } from '../core/config.js';
+import { resolveConfig } from '../core/config.js';
+import { ApiError, ConfigurationError, NotFoundError, RequestValidationError, ResponseValidationError } from '../core/errors.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
-import { attemptWindowMs } from '../core/retry.js';
-import { bearerAuth, type CallSettings, type HttpMethod, type SharedBudgets, Transport } from '../core/transport.js';
-import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
+import { bearerAuth, type HttpMethod, Transport } from '../core/transport.js';
+import { newReferenceId } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import { RecordWatch } from '../journal/record-watch.js';
+import { sharedBudgetsOf } from './budget-options.js';
+import { createCollection, sendWindowMs } from './create-collection.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
 import { JournalBinding } from './journal-binding.js';
-import { initiateWithJournal, NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
-import { NotFoundEvidence, notProof, provenNotSent } from './not-found-evidence.js';
+import { initiateWithJournal } from './journaled-initiate.js';
+import { NotFoundEvidence } from './not-found-evidence.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
-import { requestIdOf, withRequestId } from './request-id.js';
 import {
-  CheckStatusResponseSchema,
   type CollectionDetails,
   type CollectionInput,
   CollectionInputSchema,
   type CollectionStatus,
   GetCollectionResponseSchema,
   type HealthStatus,
-  InitiateCollectionResponseSchema,
   type InitiatedCollection,
 } from './schemas.js';
 import {
@@ -49,10 +40,10 @@ import {
   type SettlementWorkerOptions,
   startSettlementWorker,
 } from './settlement-worker.js';
-import { BudgetBinding, DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS, noteUnbudgeted } from './shared-budget.js';
+import { checkReferenceId, StatusChecks } from './status-checks.js';
 import { StatusWords, type StatusWordsOption } from './status-words.js';
 import { type WaitForSettlementOptions, waitForSettlement } from './wait-for-settlement.js';
-import { WorkerMonitor } from './worker-monitor.js';
+import { startMonitoredWorker } from './worker-monitor.js';
 
 /** Options of {@link CollectionsClient}; the environment supplies `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`. @group Configuration */
 export interface CollectionsClientOptions extends ClientOptions {
@@ -97,10 +88,6 @@ export interface CollectionsClientOptions extends ClientOptions {
   budgetLeaseMs?: number | undefined;
 }
 
-const CREATE_PATH = '/v1/collections/mobile-money';
-/** The status check's route template (traces name the route, never a reference). */
-const CHECK_ROUTE = '/v1/collections/check/{referenceId}';
-
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
 const PATH_CHANGING = /[/\\?#]/;
 
@@ -125,6 +112,7 @@ export class CollectionsClient {
   readonly #statusWords: StatusWords;
   /** Whether a status check's 404 is the service's own answer: the one judgement every entry point uses. */
   readonly #evidence: NotFoundEvidence;
+  readonly #checks: StatusChecks;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -146,6 +134,7 @@ export class CollectionsClient {
     this.#journal =
       options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
     this.#evidence = new NotFoundEvidence(() => this.health());
+    this.#checks = new StatusChecks(this.#transport, this.#statusWords, this.#journal, this.#evidence);
     const budgets = sharedBudgetsOf(options, this.#transport.logger);
     if (budgets !== undefined) this.#transport.useSharedBudgets(budgets);
   }
@@ -183,66 +172,21 @@ export class CollectionsClient {
       'collections.initiate',
       settings,
       (settings) => {
-        if (journal === undefined) return this.#createCollection(referenceId, body, settings);
+        if (journal === undefined) return createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings);
         const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
         return initiateWithJournal(journal, {
           payment,
           sendWindowMs: sendWindowMs(settings),
           attemptTimeoutMs: settings.timeoutMs,
-          send: (beforeAttempt) => this.#createCollection(referenceId, body, settings, beforeAttempt),
-          check: () => this.#findStatus(referenceId, settings),
+          send: (beforeAttempt) =>
+            createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, beforeAttempt),
+          check: () => this.#checks.find(referenceId, settings),
           signal: settings.signal,
         });
       },
       undefined,
       { referenceId },
     );
-  }
-
-  /**
-   * The create itself: sent and reconciled by `referenceId`. With a journal, `beforeAttempt` runs before each
-   * attempt (the journal's write) and gives the time the attempt must neither leave nor last past; a duplicate
-   * answer then always means the reference exists (the journal holds this payment), never "not created".
-   */
-  #createCollection(
-    referenceId: string,
-    body: object,
-    settings: CallSettings,
-    beforeAttempt?: () => Promise<number>,
-  ): Promise<InitiatedCollection> {
-    const attempt = { ...settings, maxRetries: 0 };
-    return createOnce<InitiatedCollection>(this.#transport, settings, {
-      referenceId,
-      lookupBeforeResend: true,
-      duplicateMeansExists: beforeAttempt !== undefined,
-      send: async (attemptNumber) => {
-        const deadline = await beforeAttempt?.();
-        const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
-        const result = await this.#transport.send(
-          { method: 'POST', path: CREATE_PATH, route: CREATE_PATH, body, referenceId },
-          limited,
-          attemptNumber,
-        );
-        // Every field of the 202's data, including those the document does not list.
-        const created = withRequestId(
-          withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data),
-          result.requestId,
-        );
-        this.#evidence.markProved();
-        return created;
-      },
-      lookup: async (attemptNumber) => {
-        try {
-          const status = await this.#checkStatusOnce(referenceId, attempt, attemptNumber);
-          return { kind: 'found', result: withRequestId({ referenceId, status: status.statusText }, requestIdOf(status)) };
-        } catch (error) {
-          // Not visible yet is no proof of absence (the status check may lag behind the create).
-          if (error instanceof NotFoundError) return { kind: 'absent' };
-          throw error;
-        }
-      },
-      isDuplicate: isDuplicateReference,
-    });
   }
 
   /**
@@ -270,24 +214,10 @@ export class CollectionsClient {
     return this.#transport.traced('collections.recover', this.#transport.settingsFor(undefined), ({ operation }) =>
       recoverPayments(
         journal,
-        (referenceId, requestOptions) => this.#findStatus(referenceId, { ...this.#transport.settingsFor(requestOptions), operation }),
+        (referenceId, requestOptions) => this.#checks.find(referenceId, { ...this.#transport.settingsFor(requestOptions), operation }),
         options,
       ),
     );
-  }
-
-  /**
-   * A status check with retries: the status, or `undefined` when the service holds no such collection (a 404 that
-   * is evidence; any other 404 rejects with `ConfigurationError`, see `NotFoundEvidence`).
-   */
-  async #findStatus(referenceId: string, settings: CallSettings): Promise<CollectionStatus | undefined> {
-    try {
-      return await this.#transport.withRetries(settings, () => this.#checkStatusOnce(referenceId, settings));
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      await this.#evidence.judge(error);
-      return undefined;
-    }
   }
 
   /**
@@ -309,92 +239,9 @@ export class CollectionsClient {
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
-    return this.#transport.traced('collections.checkStatus', this.#transport.settingsFor(options), this.#checkStatus, reference, {
+    return this.#transport.traced('collections.checkStatus', this.#transport.settingsFor(options), this.#checks.check, reference, {
       referenceId: reference,
     });
-  }
-
-  // An arrow made once per client: `traced` runs it without a closure per call when no hooks are configured.
-  readonly #checkStatus = async (settings: CallSettings, reference: string): Promise<CollectionStatus> => {
-    try {
-      // The first attempt is sent directly; only a failure goes through the retry loop (which sends it no more
-      // than the policy allows), so a status answered at once costs no retry closure.
-      settings.signal?.throwIfAborted();
-      let status: CollectionStatus;
-      try {
-        status = await this.#checkStatusOnce(reference, settings, 1);
-      } catch (error) {
-        status = await this.#transport.retryAfterFirst(settings, error, (attemptNumber) =>
-          this.#checkStatusOnce(reference, settings, attemptNumber),
-        );
-      }
-      const journal = this.#journal;
-      if (journal !== undefined) await journal.recordStatus(reference, status, 'checkStatus');
-      return status;
-    } catch (error) {
-      if (error instanceof NotFoundError) return this.#afterNotFound(reference, error, settings, 'checkStatus');
-      throw error;
-    }
-  };
-
-  /**
-   * The one 404 rule of `checkStatus` and `pollUntilSettled` (`recover()` and the worker apply the same rule through
-   * the same judgement and `settleNotFound`): resolves with a status the recheck found, or rejects with what the 404
-   * means for this payment.
-   *
-   * - Not the service's own 404 (see `NotFoundEvidence`): `ConfigurationError`, nothing recorded.
-   * - No journal, no record, or a record the service accepted (`pending`) or closed: `NotFoundError` saying it is no
-   *   proof the push was never sent.
-   * - `initiating` / `unknown`, not yet provable by both clocks: `UnknownOutcomeError` with `decidableAt`.
-   * - `initiating` / `unknown`, provable, and the recheck answers 404 too: recorded `not-sent`, `NotFoundError` saying so
-   *   (also for a record already `not-sent`).
-   */
-  async #afterNotFound(reference: string, error: NotFoundError, settings: CallSettings, by: string): Promise<CollectionStatus> {
-    await this.#evidence.judge(error);
-    const journal = this.#journal;
-    if (journal === undefined) throw notProof(error);
-    let found: CollectionStatus | undefined;
-    let verdict: Awaited<ReturnType<JournalBinding['settleNotFound']>>;
-    try {
-      verdict = await journal.settleNotFound(
-        reference,
-        NOT_FOUND_GRACE_MS,
-        async () => {
-          found = await this.#findStatus(reference, settings);
-          return found === undefined ? 'not-found' : journal.statusObservation(found);
-        },
-        by,
-      );
-    } catch (failure) {
-      if (!(failure instanceof JournalError)) throw failure;
-      // The journal cannot say: the 404 stands, for what it is worth (no proof).
-      journal.logger.warn(`payment journal: could not judge a 404 for referenceId ${reference}`, { reason: failure.message });
-      throw notProof(error);
-    }
-    if (found !== undefined) return found;
-    const record = verdict.record;
-    if (record?.state === 'not-sent') throw provenNotSent(error);
-    if (record !== undefined && (record.state === 'initiating' || record.state === 'unknown')) {
-      throw new UnknownOutcomeError(reference, error, verdict.decidableAt ?? record.decidableAt);
-    }
-    throw notProof(error);
-  }
-
-  /**
-   * One status request. A word the status words do not name is warned about here (once per payment and word),
-   * except for the poll, whose own `settledStatuses` may name it.
-   */
-  async #checkStatusOnce(referenceId: string, settings: CallSettings, attemptNumber = 1, warnUnknown = true): Promise<CollectionStatus> {
-    // Encoded even though every caller passes a checked UUID: an id read from a journal is data, never a path.
-    const result = await this.#transport.send(
-      { method: 'GET', path: `/v1/collections/check/${encodeURIComponent(referenceId)}`, route: CHECK_ROUTE, referenceId },
-      settings,
-      attemptNumber,
-    );
-    const status = withRequestId(parseResponse(CheckStatusResponseSchema, result, 'collections').data, result.requestId);
-    this.#evidence.markProved();
-    if (warnUnknown) this.#statusWords.warnIfUnknown(referenceId, status.statusText, this.#transport.logger);
-    return status;
   }
 
   /**
@@ -434,10 +281,10 @@ export class CollectionsClient {
             const once = { ...settings, maxRetries: 0, timeoutMs, deadline };
             let status: CollectionStatus;
             try {
-              status = await this.#checkStatusOnce(reference, once, 1, false);
+              status = await this.#checks.once(reference, once, 1, false);
             } catch (error) {
               // Each 404 is judged by the one rule as it comes: a verdict ends the poll, "not yet" keeps it waiting.
-              if (error instanceof NotFoundError) return this.#afterNotFound(reference, error, once, 'poll');
+              if (error instanceof NotFoundError) return this.#checks.afterNotFound(reference, error, once, 'poll');
               throw error;
             }
             await this.#journal?.recordStatus(reference, status, 'poll');
@@ -474,7 +321,7 @@ export class CollectionsClient {
       this.#transport.traced(
         'collections.settlementWorker.check',
         { ...settings, signal, maxRetries: 0, timeoutMs, beforeSend },
-        (checkSettings) => this.#checkStatusOnce(referenceId, checkSettings),
+        (checkSettings) => this.#checks.once(referenceId, checkSettings),
         undefined,
         { referenceId, background: true },
       );
@@ -495,22 +342,7 @@ export class CollectionsClient {
     };
     const hooks = this.#transport.instrumentation;
     if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);
-    // Instrumented from outside: the same worker, given a counting journal, a timed check and a reporting onSettled.
-    const monitor = new WorkerMonitor(journal, this.#transport.logger);
-    const worker = startSettlementWorker(
-      { ...context, journal: monitor.journal(), check: monitor.check(check) },
-      {
-        ...options,
-        journal: undefined,
-        // A bad onSettled is left as given, for the worker's own check to name it.
-        onSettled:
-          options.onSettled === undefined || typeof options.onSettled === 'function'
-            ? monitor.onSettled(options.onSettled)
-            : options.onSettled,
-      },
-    );
-    monitor.started(hooks, worker, options.requestsPerSecond ?? 10);
-    return worker;
+    return startMonitoredWorker(context, options, hooks);
   }
 
   /**
@@ -610,7 +442,7 @@ export class CollectionsClient {
     const probe = 'GET /v1/collections/check/<a random referenceId>';
     const referenceId = newReferenceId();
     try {
-      await this.#transport.withRetries(settings, (attemptNumber) => this.#checkStatusOnce(referenceId, settings, attemptNumber));
+      await this.#transport.withRetries(settings, (attemptNumber) => this.#checks.once(referenceId, settings, attemptNumber));
     } catch (error) {
       // The service's "no such collection" is its error envelope; a server without the route answers HTML, text,
       // nothing, or another service's envelope: the one judgement of a 404 says which (`/health` proved the URL).
@@ -636,89 +468,4 @@ export class CollectionsClient {
   async request(method: HttpMethod, path: string, options?: RawRequestOptions): Promise<ApiResponse> {
     return rawRequest(this.#transport, method, path, options);
   }
-}
-
-/**
- * The client's shared rate budgets (`requestsPerSecond` with a journal), or, for a client with a journal and no
- * budget, a binding that only notes its keys (to warn about clients with and without one on one key).
- * @throws {@link ConfigurationError} for a bad `requestsPerSecond` / `budgetLeaseMs`, or a journal without `takeBudget`.
- */
-function sharedBudgetsOf(options: CollectionsClientOptions | undefined, logger: LevelLogger): SharedBudgets | undefined {
-  const limit = options?.requestsPerSecond;
-  const leaseMs = options?.budgetLeaseMs ?? DEFAULT_BUDGET_LEASE_MS;
-  const journal = options?.journal;
-  if (limit === undefined) {
-    if (options?.budgetLeaseMs !== undefined) {
-      throw new ConfigurationError('Invalid CollectionsClient options: budgetLeaseMs needs requestsPerSecond');
-    }
-    if (journal === undefined) return undefined;
-    let seen: string | undefined;
-    return {
-      budgetFor: (apiKey) => {
-        if (apiKey !== seen) {
-          seen = apiKey;
-          void noteUnbudgeted(journal, apiKey, logger);
-        }
-        return undefined;
-      },
-    };
-  }
-  if (limit !== 'adaptive' && !(Number.isSafeInteger(limit) && limit >= 1)) {
-    throw new ConfigurationError("Invalid CollectionsClient options: requestsPerSecond must be a whole number ≥ 1 or 'adaptive'");
-  }
-  if (!(Number.isSafeInteger(leaseMs) && leaseMs >= MIN_BUDGET_LEASE_MS && leaseMs <= MAX_TIMER_MS)) {
-    throw new ConfigurationError(
-      `Invalid CollectionsClient options: budgetLeaseMs must be a whole number of milliseconds from ${MIN_BUDGET_LEASE_MS} to ${MAX_TIMER_MS}`,
-    );
-  }
-  if (journal === undefined) {
-    throw new ConfigurationError(
-      'Invalid CollectionsClient options: requestsPerSecond is the budget a journal shares; give the client a journal',
-    );
-  }
-  if (typeof journal.takeBudget !== 'function') {
-    throw new ConfigurationError(
-      'Invalid CollectionsClient options: requestsPerSecond needs a journal that keeps rate budgets (takeBudget); this journal does not, and a budget kept per process would not be shared',
-    );
-  }
-  return new BudgetBinding(journal as PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>, limit, leaseMs, logger);
-}
-
-/**
- * How long after an attempt's journal write a push of this call can still reach the service: every attempt's
- * time limit and the backoff between them (3 × 30 s + 2 × 8 s with the defaults).
- */
-function sendWindowMs(settings: CallSettings): number {
-  return attemptWindowMs(settings.maxRetries, settings.timeoutMs);
-}
-
-/**
- * The 202's undocumented `id` as `getById` takes it: text kept, a number as its decimal text, anything else left out
- * (a create the service accepted must never fail over a field the document does not even list).
- */
-function withTextId(data: Record<string, unknown> & { referenceId: string; status: string }): InitiatedCollection {
-  const { id, ...rest } = data;
-  if (typeof id === 'string' && id !== '') return { ...rest, id };
-  if (typeof id === 'number' && Number.isFinite(id)) return { ...rest, id: String(id) };
-  return rest;
-}
-
-/** A reference id checked (a UUID) and in its one form, lower case. */
-function checkReferenceId(referenceId: string): string {
-  if (typeof referenceId !== 'string' || !UUID_PATTERN.test(referenceId)) {
-    throw new RequestValidationError([{ path: 'referenceId', message: 'must be a UUID' }]);
-  }
-  return referenceId.toLowerCase();
-}
-
-/**
- * The service's answer to a reference used before. Not documented: read as 409, or a 422 whose
- * `errors[]` flags `referenceId` with a uniqueness rule.
- */
-function isDuplicateReference(error: unknown): boolean {
-  if (error instanceof ConflictError) return true;
-  return (
-    error instanceof UnprocessableEntityError &&
-    error.errors.some((item) => /referenceId$/i.test(item.field) && /unique|exist|duplicate/i.test(item.rule))
-  );
 }

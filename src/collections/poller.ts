@@ -155,6 +155,20 @@ function planPoll(options: PollOptions, words: StatusWords, journaled: boolean):
   };
 }
 
+/** A payment open an hour is checked at most once a minute (`maxIntervalMs` aside): the slowest pace of checks. */
+export const SLOWEST_CHECK_PAUSE_MS = 60_000;
+/** A payment open this long is checked at most once a minute (the pause grows with age until then). */
+const SLOW_AFTER_MS = 60 * 60_000;
+
+/**
+ * A settlement worker's pause before a payment's next check: the `scheduled` pause, slowed with the payment's age
+ * (`ageMs`): a minute's pause after an hour, 30 s after half an hour, the schedule's for young payments.
+ */
+export function agedPauseMs(scheduled: number, ageMs: number, maxIntervalMs: number): number {
+  const slowest = Math.max(SLOWEST_CHECK_PAUSE_MS, maxIntervalMs);
+  return Math.max(scheduled, Math.min(slowest, Math.round((ageMs * SLOWEST_CHECK_PAUSE_MS) / SLOW_AFTER_MS)));
+}
+
 /**
  * One status check: a single attempt limited to `timeoutMs`, whose waits before sending (the key function,
  * the concurrency queue) end at `deadline` (epoch ms) with a `TimeoutError`. The poll itself rides failures out.

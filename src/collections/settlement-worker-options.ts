@@ -10,7 +10,7 @@ import type { LevelLogger } from '../core/logger.js';
 import { attemptWindowMs } from '../core/retry.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
 import type { RecordWatch } from '../journal/record-watch.js';
-import { POLL_DEFAULTS, type PollSchedule } from './poller.js';
+import { POLL_DEFAULTS, type PollSchedule, SLOWEST_CHECK_PAUSE_MS } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import type { StatusWords } from './status-words.js';
 
@@ -184,8 +184,36 @@ export function plan(options: SettlementWorkerOptions): Plan {
   return result;
 }
 
-/** A payment open an hour is checked at most once a minute (`maxIntervalMs` aside): the slowest pace of checks. */
-export const SLOWEST_CHECK_PAUSE_MS = 60_000;
+export { SLOWEST_CHECK_PAUSE_MS } from './poller.js';
+
+/** The share of a lease period's budget a worker leases for (the rest is slack for late answers and renewals). */
+const LEASE_SHARE = 0.5;
+
+/** How many payments a worker leases, and how many tokens a second it keeps for first checks. */
+export interface WorkerShares {
+  /** Payments leased for re-checks. */
+  readonly quota: number;
+  /** Payments leased beyond the quota, rotating through new ones; quota and reserve never pass `maxLeasedPayments`. */
+  readonly reserve: number;
+  /** Tokens a second only first checks may take. */
+  readonly firstCheckTokens: number;
+}
+
+/**
+ * The worker's shares of its plan: payments at the fastest pace need one check per `maxIntervalMs` each, and the
+ * budget keeps this many on schedule (leasing more would only make them wait while another worker idles).
+ */
+export function workerShares({ requestsPerSecond, leaseMs, maxIntervalMs, maxLeasedPayments }: Plan): WorkerShares {
+  const perLease = Math.max(1, Math.floor((requestsPerSecond * leaseMs * LEASE_SHARE) / 1_000));
+  const share = Math.max(1, Math.min(perLease, Math.ceil((requestsPerSecond * Math.max(maxIntervalMs, 1_000)) / 1_000)));
+  // The reserve rotates through new payments; quota and reserve together never pass maxLeasedPayments.
+  const reserve = maxLeasedPayments < 2 ? 0 : Math.max(1, Math.min(Math.ceil(share / 4), Math.floor(maxLeasedPayments / 2)));
+  return {
+    quota: Math.min(share, maxLeasedPayments - reserve),
+    reserve,
+    firstCheckTokens: requestsPerSecond < 2 ? 0 : Math.max(1, Math.floor(requestsPerSecond / 10)),
+  };
+}
 
 /** What {@link settlementBoundMs} is computed from: the workers' options, and two facts about the backlog. */
 export interface SettlementBoundInputs

@@ -4,21 +4,26 @@
  * machines share the open payments without two of them checking one payment at once. Its options are in
  * `settlement-worker-options.ts`.
  *
- * About 400 lines: the scheduler, the lease bookkeeping and the stop sequence share their state; split
- * apart, each would need the others' internals.
+ * About 650 lines, not yet split further: the scheduler (pump, timer, tokens), the lease bookkeeping (scan, adopt,
+ * renew, park, forget, release on stop) and the settling steps share their state (the held entries, the queues,
+ * the pause after a 429), and each lease step re-arms the scheduler. Moving the leases into a class of their own
+ * (held, checking, reported; scan/renew/park/forget/releaseAll) is the next step; it changes how those steps reach
+ * the scheduler, so it is left to a change of its own with the worker's tests run on it. What stands alone is
+ * elsewhere: the shares of a plan (`settlement-worker-options.ts`), the pause by age (`poller.ts`), the record
+ * `onSettled` is given and the pause after a 429 (`worker-outcome.ts`).
  *
  * @module
  */
 import { type DueItem, DueQueue } from '../core/due-queue.js';
 import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors.js';
-import { backoffDelayMs, isRetryable } from '../core/retry.js';
+import { isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
-import { isOpenPaymentState, type PaymentChange, type PaymentRecord, type PaymentState } from '../journal/journal.js';
+import { isOpenPaymentState, type PaymentRecord, type PaymentState } from '../journal/journal.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
 import { scrubObservation } from './journal-binding.js';
 import { WrongBaseUrlError } from './not-found-evidence.js';
-import { pollPauseMs } from './poller.js';
+import { agedPauseMs, pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import {
   type Plan,
@@ -26,8 +31,9 @@ import {
   type SettlementWorker,
   type SettlementWorkerContext,
   type SettlementWorkerOptions,
-  SLOWEST_CHECK_PAUSE_MS,
+  workerShares,
 } from './settlement-worker-options.js';
+import { mergeChange, rateLimitPauseMs, reasonOf } from './worker-outcome.js';
 
 export type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
 
@@ -48,12 +54,8 @@ interface Held extends DueItem {
   fresh: boolean;
 }
 
-/** A payment open this long is checked at most once a minute (the pause grows with age until then). */
-const SLOW_AFTER_MS = 60 * 60_000;
 /** A payment younger than this on its first check is "new": its first check goes before every re-check. */
 const FRESH_MS = 60_000;
-/** The share of a lease period's budget a worker leases for (the rest is slack for late answers and renewals). */
-const LEASE_SHARE = 0.5;
 
 /**
  * A spent token stays spent a little longer than the 1 s window: it is taken right before the request leaves
@@ -125,15 +127,8 @@ class Worker implements SettlementWorker {
     this.#onSettled = options.onSettled;
     this.#onStale = options.onStale;
     this.#onContradiction = options.onContradiction;
-    const { requestsPerSecond, leaseMs, maxIntervalMs, maxLeasedPayments } = this.#plan;
-    // Payments at the fastest pace need one check per maxIntervalMs each: the budget keeps this many on schedule.
-    // Leasing more would only make them wait here while another worker idles.
-    const perLease = Math.max(1, Math.floor((requestsPerSecond * leaseMs * LEASE_SHARE) / 1_000));
-    const share = Math.max(1, Math.min(perLease, Math.ceil((requestsPerSecond * Math.max(maxIntervalMs, 1_000)) / 1_000)));
-    // The reserve rotates through new payments; quota and reserve together never pass maxLeasedPayments.
-    this.#reserve = maxLeasedPayments < 2 ? 0 : Math.max(1, Math.min(Math.ceil(share / 4), Math.floor(maxLeasedPayments / 2)));
-    this.#quota = Math.min(share, maxLeasedPayments - this.#reserve);
-    this.#firstCheckTokens = requestsPerSecond < 2 ? 0 : Math.max(1, Math.floor(requestsPerSecond / 10));
+    const { leaseMs } = this.#plan;
+    ({ quota: this.#quota, reserve: this.#reserve, firstCheckTokens: this.#firstCheckTokens } = workerShares(this.#plan));
     if (leaseMs < context.timeoutMs) {
       context.logger.warn(
         `settlement worker: leaseMs (${leaseMs} ms) is shorter than a check's time limit (timeoutMs ${context.timeoutMs} ms): checks are cut short to fit the lease and may never finish; make leaseMs at least twice timeoutMs`,
@@ -309,9 +304,7 @@ class Worker implements SettlementWorker {
       this.#reported.add(entry.referenceId);
       void this.#reportStale(entry.referenceId);
     }
-    // Grows with age: a minute's pause after an hour, 30 s after half an hour, the schedule's for young payments.
-    const slowest = Math.max(SLOWEST_CHECK_PAUSE_MS, this.#plan.maxIntervalMs);
-    return Math.max(scheduled, Math.min(slowest, Math.round((ageMs * SLOWEST_CHECK_PAUSE_MS) / SLOW_AFTER_MS)));
+    return agedPauseMs(scheduled, ageMs, this.#plan.maxIntervalMs);
   }
 
   /** A payment whose final record the service contradicts (marked by then): `onContradiction`, else an `error` line. */
@@ -564,16 +557,7 @@ class Worker implements SettlementWorker {
     if (error instanceof ApiError && error.status === 429) {
       // One payment's 429 is the whole worker's: every check waits, not just this one.
       this.#rateLimited++;
-      let pauseMs = error.retryAfterMs ?? backoffDelayMs(this.#rateLimited);
-      const maxRetryAfterMs = this.#context.maxRetryAfterMs ?? 60_000;
-      if (pauseMs > maxRetryAfterMs) {
-        // The client's own limit on a Retry-After holds here too: one answer must not stop every check for a day.
-        logger.error('settlement worker: the service asked to wait longer than maxRetryAfterMs; pausing for maxRetryAfterMs', {
-          retryAfterMs: pauseMs,
-          maxRetryAfterMs,
-        });
-        pauseMs = maxRetryAfterMs;
-      }
+      const pauseMs = rateLimitPauseMs(error, this.#rateLimited, this.#context.maxRetryAfterMs ?? 60_000, logger);
       this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pauseMs);
       logger.warn('settlement worker: rate limited; pausing every check', { pauseMs });
       this.#schedule(entry, 0);
@@ -677,20 +661,4 @@ class Worker implements SettlementWorker {
     this.#context.watch.forget(entry.referenceId);
     this.#forget(entry);
   }
-}
-
-/** The record as it will read once `change` is written (what `onSettled` is given before the write). */
-function mergeChange(record: PaymentRecord, change: PaymentChange): PaymentRecord {
-  const merged: Record<string, unknown> = { ...record };
-  for (const [key, value] of Object.entries(change)) if (value !== undefined && key !== 'by' && key !== 'requestId') merged[key] = value;
-  // The version the write after delivery gives it; the journal stamps its own `updatedAt` then, so the one
-  // delivered is this worker's clock at delivery.
-  merged.version = record.version + 1;
-  merged.updatedAt = new Date().toISOString();
-  delete merged.decidableAt;
-  return merged as unknown as PaymentRecord;
-}
-
-function reasonOf(error: unknown): { reason: string } {
-  return { reason: error instanceof Error ? error.message : String(error) };
 }

@@ -10,6 +10,7 @@ import { ApiError } from '../core/errors.js';
 import type { Instrumentation, SettlementWorkerEvent, SettlementWorkerView } from '../core/instrumentation.js';
 import type { LevelLogger } from '../core/logger.js';
 import { isOpenPaymentState, OPEN_PAYMENT_STATES, type PaymentJournal, type PaymentRecord } from '../journal/journal.js';
+import { startSettlementWorker } from './settlement-worker.js';
 import type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
 
 type Check = SettlementWorkerContext['check'];
@@ -150,4 +151,30 @@ export class WorkerMonitor {
       // A metrics listener's failure must never change how a payment settles.
     }
   }
+}
+
+/**
+ * Starts a settlement worker instrumented from outside by `hooks.settlementWorker`: the same worker, given a
+ * counting journal, a timed check and a reporting `onSettled`.
+ */
+export function startMonitoredWorker(
+  context: SettlementWorkerContext,
+  options: SettlementWorkerOptions,
+  hooks: Instrumentation,
+): SettlementWorker {
+  const monitor = new WorkerMonitor(context.journal, context.logger);
+  const worker = startSettlementWorker(
+    { ...context, journal: monitor.journal(), check: monitor.check(context.check) },
+    {
+      ...options,
+      journal: undefined,
+      // A bad onSettled is left as given, for the worker's own check to name it.
+      onSettled:
+        options.onSettled === undefined || typeof options.onSettled === 'function'
+          ? monitor.onSettled(options.onSettled)
+          : options.onSettled,
+    },
+  );
+  monitor.started(hooks, worker, options.requestsPerSecond ?? 10);
+  return worker;
 }

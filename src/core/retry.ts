@@ -5,6 +5,8 @@
  * @module
  */
 import { ApiError, ConnectionError, TimeoutError } from './errors.js';
+import type { LevelLogger } from './logger.js';
+import { sleep } from './sleep.js';
 
 /** Statuses retried with backoff: the request was not processed, or the service asked us to come back. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
@@ -78,4 +80,36 @@ export function decideRetry(error: unknown, retryNumber: number, maxRetries: num
     return retryAfterMs > maxRetryAfterMs ? { retry: false } : { retry: true, delayMs: retryAfterMs };
   }
   return { retry: true, delayMs: backoffDelayMs(retryNumber) };
+}
+
+/**
+ * The retry loop from a first attempt's failure on: pauses by {@link decideRetry} (logged at `warn`), then runs
+ * `attempt` again, until it succeeds, fails for good, `mayRetry` refuses, or `settings.maxRetries` retries are spent.
+ * Aborts promptly with the signal's reason.
+ */
+export async function retryAfterFirst<T>(
+  settings: { readonly signal: AbortSignal | undefined; readonly maxRetries: number },
+  firstError: unknown,
+  attempt: (attemptNumber: number) => Promise<T>,
+  mayRetry: (error: unknown) => boolean,
+  maxRetryAfterMs: number,
+  logger: Pick<LevelLogger, 'warn'>,
+): Promise<T> {
+  let error = firstError;
+  for (let attemptNumber = 1; ; attemptNumber++) {
+    if (settings.signal?.aborted) throw settings.signal.reason;
+    if (!mayRetry(error)) throw error;
+    const decision = decideRetry(error, attemptNumber, settings.maxRetries, maxRetryAfterMs);
+    if (!decision.retry) throw error;
+    logger.warn(`retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
+      reason: error instanceof Error ? error.message : String(error),
+    });
+    await sleep(decision.delayMs, settings.signal);
+    settings.signal?.throwIfAborted();
+    try {
+      return await attempt(attemptNumber + 1);
+    } catch (next) {
+      error = next;
+    }
+  }
 }

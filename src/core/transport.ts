@@ -3,130 +3,48 @@
  * key resolved → one attempt (auth, timeout, redirects, bounded body) → error mapped → retried by the
  * one retry policy. No service code touches ky; no code here knows a service's field names.
  *
+ * About 460 lines, one concern: the attempt pipeline (key, concurrency slot, shared-budget token, hooks, the
+ * attempt, body reading), whose steps share the client's private state. Its parts that stand alone have their own
+ * files: `transport-types.ts`, `call-settings.ts`, `api-key.ts`, `redirect.ts`, `network-failure.ts`, `retry.ts`.
+ *
  * @module
  */
-import ky, { type KyInstance, NetworkError as KyNetworkError } from 'ky';
+import ky, { type KyInstance } from 'ky';
 import { followingController } from './abort.js';
+import { resolveApiKey } from './api-key.js';
 import { BodyTooLargeError, parseBodyText, readBodyText } from './body.js';
 import { BodyStream } from './body-stream.js';
+import { checkCallSettings, withoutHeader } from './call-settings.js';
 import { ConcurrencyLimit } from './concurrency.js';
-import { type FetchFunction, isRetryCount, isTimerMs, MAX_TIMER_MS, type RequestOptions, type ResolvedConfig } from './config.js';
-import { classifyConnectionFailure, connectionFailureReason } from './connection-failure.js';
+import type { FetchFunction, RequestOptions, ResolvedConfig } from './config.js';
 import { isBrowserPage } from './env.js';
-import { type ErrorEnvelopeReader, mapErrorResponse } from './error-mapper.js';
-import {
-  ConfigurationError,
-  ConnectionError,
-  RedirectError,
-  RequestValidationError,
-  ResponseValidationError,
-  type ServiceName,
-  TapCollectionsError,
-  TimeoutError,
-  type ValidationIssue,
-} from './errors.js';
-import { headerIssues, headerValueProblem } from './headers.js';
+import { mapErrorResponse } from './error-mapper.js';
+import { RequestValidationError, ResponseValidationError, type ServiceName, TimeoutError } from './errors.js';
 import { type AttemptInfo, guardInstrumentation, HookFailureReporter, type Instrumentation } from './instrumentation.js';
 import { LevelLogger } from './logger.js';
-import { MIN_API_KEY_LENGTH, SecretRedactor } from './redact.js';
-import { decideRetry } from './retry.js';
-import { sleep } from './sleep.js';
+import { networkFailure } from './network-failure.js';
+import { SecretRedactor } from './redact.js';
+import { redirectTarget } from './redirect.js';
+import { retryAfterFirst } from './retry.js';
+import type { CallSettings, HttpResult, RequestSpec, ServiceProfile, SharedBudgets } from './transport-types.js';
 import { SDK_VERSION } from './version.js';
-import { boundedWait } from './wait.js';
 
-/** Turns the API key into the service's authentication header. */
-export type AuthStrategy = (apiKey: string) => readonly [name: string, value: string];
-
-/** `x-api-key: <key>` (the Tap API). */
-export const apiKeyHeaderAuth: AuthStrategy = (apiKey) => ['x-api-key', apiKey];
-/** `Authorization: Bearer <key>` (the Collections API). */
-export const bearerAuth: AuthStrategy = (apiKey) => ['authorization', `Bearer ${apiKey}`];
-
-/** What the transport needs to know of a service. */
-export interface ServiceProfile {
-  readonly service: ServiceName;
-  readonly auth: AuthStrategy;
-  readonly readErrorEnvelope: ErrorEnvelopeReader;
-}
-
-/** The methods a raw request may use. @group Clients */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** One request, as a client describes it. `path` must already be encoded (a query string included). */
-export interface RequestSpec {
-  readonly method: HttpMethod;
-  readonly path: string;
-  readonly body?: unknown;
-  readonly options?: RequestOptions | undefined;
-  /**
-   * Hand a 2xx body over as a {@link BodyStream} of at most `maxBytes` (not `maxResponseBytes`: only what the
-   * caller holds is bounded by memory) instead of reading it whole. Error answers are read and mapped as usual.
-   * With `wholeWithinAttempt`, the attempt's time limit (`timeoutMs`, or the deadline) covers the whole body as
-   * it covers any other attempt: the read inside one call (a create's reconcile, `verify()`) ends by then.
-   */
-  readonly stream?: { readonly maxBytes: number; readonly wholeWithinAttempt?: boolean } | undefined;
-  /** The path's route template for tracing (`/v1/collections/check/{referenceId}`); never the path itself. */
-  readonly route?: string;
-  /** The payment the request is about, for tracing (a create, a status check). */
-  readonly referenceId?: string;
-}
-
-/** A 2xx response: its body parsed when it was JSON. */
-export interface HttpResult {
-  readonly status: number;
-  readonly body: unknown;
-  readonly isJson: boolean;
-  /** The `x-request-id` header, scrubbed of the key. */
-  readonly requestId: string | undefined;
-  /** The response headers, as the service sent them (internal: never put in an error). */
-  readonly headers: Headers;
-  /** Scrubs the key from a value before an error keeps it (the body itself is returned as sent). */
-  readonly scrub: (value: unknown) => unknown;
-  /** The unread body, for a request with `stream` (then `body` is `undefined`). The caller must read it to its end or close it. */
-  readonly stream?: BodyStream;
-}
-
-/** The per-call settings, after the call's options were checked and merged over the client's. */
-export interface CallSettings {
-  readonly signal: AbortSignal | undefined;
-  readonly timeoutMs: number;
-  readonly maxRetries: number;
-  /** This call's extra headers (the client's are in every request already). */
-  readonly headers: Readonly<Record<string, string>> | undefined;
-  /**
-   * When the whole call must end (epoch milliseconds; a poll's `maxWaitMs`): the waits before a request
-   * (the key function, the concurrency queue) end there too, with {@link TimeoutError}.
-   */
-  readonly deadline?: number | undefined;
-  /** What the instrumentation's `operation` hook gave the call (its span), handed to each attempt's hook. */
-  readonly operation?: unknown;
-  /**
-   * Awaited right before the request leaves, after the concurrency slot and the key function (the settlement
-   * worker takes its budget's token here, where the request is actually sent).
-   */
-  readonly beforeSend?: ((shared?: () => Promise<void>) => Promise<void>) | undefined;
-}
-
-/**
- * One API key's shared rate budget in this process (`requestsPerSecond` on a client with a journal): the transport
- * takes a token right before a request leaves and reports each answer's status.
- */
-export interface SharedBudget {
-  /** Resolves when the request may leave; creates (`'create'`) go first. Ends at the abort and at `deadline`. */
-  take(lane: 'create' | 'other', signal: AbortSignal | undefined, deadline: number | undefined): Promise<void>;
-  /** The status the service answered to a request that took a token. */
-  observe(status: number): void;
-}
-
-/** Where the transport finds a key's {@link SharedBudget}; `undefined` for a key with none (today's behaviour). */
-export interface SharedBudgets {
-  budgetFor(apiKey: string): SharedBudget | undefined | Promise<SharedBudget | undefined>;
-}
+export {
+  type AuthStrategy,
+  apiKeyHeaderAuth,
+  bearerAuth,
+  type CallSettings,
+  type HttpMethod,
+  type HttpResult,
+  type RequestSpec,
+  type ServiceProfile,
+  type SharedBudget,
+  type SharedBudgets,
+} from './transport-types.js';
 
 /** Ends the issue of a 2xx body refused for `maxResponseBytes`, so a client can point to a streaming read instead. */
 export const MAX_RESPONSE_BYTES_NOTE = '(maxResponseBytes)';
 
-const MAX_REDIRECTS = 5;
 /** Error bodies are read only this far: enough for any envelope, never a whole proxy page. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
@@ -202,27 +120,7 @@ export class Transport {
    * @throws {@link RequestValidationError} naming each bad option; nothing is sent.
    */
   settingsFor(options: RequestOptions | undefined): CallSettings {
-    if (options === undefined) {
-      return { signal: undefined, timeoutMs: this.#config.timeoutMs, maxRetries: this.#config.maxRetries, headers: undefined };
-    }
-    const issues: ValidationIssue[] = [];
-    if (options === null || typeof options !== 'object')
-      throw new RequestValidationError([{ path: 'options', message: 'must be an object' }], 'options');
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
-      issues.push({ path: 'options.signal', message: 'must be an AbortSignal' });
-    if (options.timeoutMs !== undefined && !isTimerMs(options.timeoutMs)) {
-      issues.push({ path: 'options.timeoutMs', message: `must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}` });
-    }
-    if (options.maxRetries !== undefined && !isRetryCount(options.maxRetries))
-      issues.push({ path: 'options.maxRetries', message: 'must be a whole number from 0 to 10' });
-    issues.push(...headerIssues(options.headers, 'options.headers'));
-    if (issues.length > 0) throw new RequestValidationError(issues, 'options');
-    return {
-      signal: options.signal,
-      timeoutMs: options.timeoutMs ?? this.#config.timeoutMs,
-      maxRetries: options.maxRetries ?? this.#config.maxRetries,
-      headers: options.headers ? withoutHeader(options.headers, this.#authName) : undefined,
-    };
+    return checkCallSettings(options, this.#config, this.#authName);
   }
 
   /** Sends a request, retrying transient failures by the retry policy; resolves with a 2xx result. */
@@ -260,23 +158,7 @@ export class Transport {
     attempt: (attemptNumber: number) => Promise<T>,
     mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
   ): Promise<T> {
-    let error = firstError;
-    for (let attemptNumber = 1; ; attemptNumber++) {
-      if (settings.signal?.aborted) throw settings.signal.reason;
-      if (!mayRetry(error)) throw error;
-      const decision = decideRetry(error, attemptNumber, settings.maxRetries, this.#config.maxRetryAfterMs);
-      if (!decision.retry) throw error;
-      this.logger.warn(`retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
-        reason: error instanceof Error ? error.message : String(error),
-      });
-      await sleep(decision.delayMs, settings.signal);
-      settings.signal?.throwIfAborted();
-      try {
-        return await attempt(attemptNumber + 1);
-      } catch (next) {
-        error = next;
-      }
-    }
+    return retryAfterFirst(settings, firstError, attempt, mayRetry, this.#config.maxRetryAfterMs, this.logger);
   }
 
   /**
@@ -350,32 +232,7 @@ export class Transport {
   async #resolveApiKey(settings: CallSettings): Promise<string> {
     const source = this.#config.apiKey;
     if (typeof source === 'string') return source;
-    let key: unknown;
-    let limitError: unknown;
-    try {
-      const returned = source();
-      // A slow key function is bounded like the request it precedes: by the abort, timeoutMs and the deadline.
-      if (returned !== null && typeof returned === 'object') {
-        const leftMs = settings.deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, settings.deadline - Date.now());
-        const limitMs = Math.min(settings.timeoutMs, leftMs);
-        key = await boundedWait(Promise.resolve(returned), settings.signal, limitMs, () => {
-          limitError =
-            leftMs <= settings.timeoutMs
-              ? new TimeoutError(limitMs)
-              : new ConfigurationError(`The apiKey function did not return within timeoutMs (${settings.timeoutMs} ms); nothing was sent`);
-          return limitError;
-        });
-      } else key = returned;
-    } catch (cause) {
-      if (cause === limitError || (settings.signal?.aborted && cause === settings.signal.reason)) throw cause;
-      throw new ConfigurationError('The apiKey function threw; nothing was sent', { cause });
-    }
-    if (typeof key !== 'string' || key.trim() === '') {
-      throw new ConfigurationError('The apiKey function returned no key (a non-empty string is required); nothing was sent');
-    }
-    const problem = key.length < MIN_API_KEY_LENGTH ? `must be at least ${MIN_API_KEY_LENGTH} characters long` : headerValueProblem(key);
-    if (problem !== undefined)
-      throw new ConfigurationError(`The apiKey function returned an unusable key: it ${problem}; nothing was sent`);
+    const key = await resolveApiKey(source, settings);
     this.#secrets.remember(key);
     return key;
   }
@@ -583,62 +440,12 @@ export class Transport {
 
   /** The next URL for a redirect the SDK follows; `undefined` for a non-redirect; throws for one it refuses. */
   #redirectTarget(response: Response, method: string, redirects: number): string | undefined {
-    const status = response.status;
-    // An opaque redirect always has status 0: its (slower) type is read only then.
-    if (status === 0 && response.type === 'opaqueredirect') throw new RedirectError(status, undefined, 'redirects are not followed here');
-    if (status < 300 || status >= 400 || status === 304) return undefined;
-    const location = response.headers.get('location');
-    if (!location) return undefined;
-    let target: URL;
-    try {
-      target = new URL(location, response.url || this.#config.baseUrl);
-    } catch {
-      throw new RedirectError(status, undefined, 'the Location header is not a URL');
-    }
-    if (target.origin !== this.#origin) {
-      // The Location is the service's text: a host made of the key must not reach the error.
-      throw new RedirectError(
-        response.status,
-        this.#secrets.scrub(target.origin),
-        `the API key is never sent to another origin than ${this.#origin}`,
-      );
-    }
-    // 301/302/303 would turn a POST into a GET and drop the body: refuse rather than guess.
-    if (method !== 'GET' && response.status !== 307 && response.status !== 308) {
-      throw new RedirectError(response.status, target.origin, `a ${method} is not redirected with status ${response.status}`);
-    }
-    if (redirects >= MAX_REDIRECTS) throw new RedirectError(response.status, target.origin, `more than ${MAX_REDIRECTS} redirects`);
-    return target.href;
+    return redirectTarget(response, method, redirects, this.#config.baseUrl, this.#origin, this.#secrets);
   }
 
-  /**
-   * Classifies how a network step (the fetch, a body read) failed: the caller's abort, the attempt's timeout,
-   * or the connection. Only these steps are classified, so a defect elsewhere surfaces as itself instead of
-   * posing as a network failure.
-   */
+  /** How a network step failed (see {@link networkFailure}). */
   #networkFailure(error: unknown, settings: CallSettings, attemptSignal: AbortSignal): unknown {
-    if (settings.signal?.aborted) return settings.signal.reason;
-    // Not the caller's signal, so the attempt's own timer fired.
-    if (attemptSignal.aborted) return new TimeoutError(settings.timeoutMs);
-    if (error instanceof TapCollectionsError) return error;
-    // ky wraps network failures with the Request (and so the key); keep only the runtime's own error.
-    const cause = error instanceof KyNetworkError ? error.cause : error;
-    const failure = classifyConnectionFailure(cause);
-    if (failure === 'permission-denied') {
-      return new ConfigurationError('The runtime refused network access (Deno: run with --allow-net); nothing was sent', { cause });
-    }
-    const sent = failure === 'may-have-been-sent';
-    // The host only: a path or query may carry a reference or a phone number; scrubbed in case a key was pasted into it.
-    const host = this.#secrets.scrub(new URL(this.#origin).host);
-    const reason = sent ? undefined : connectionFailureReason(cause);
-    const message = sent
-      ? `The connection to ${host} failed; the request may have reached the service`
-      : reason === 'dns-lookup-failed'
-        ? `Could not resolve the host ${host} (DNS lookup failed); nothing was sent. Check baseUrl and this machine's DNS`
-        : reason === 'connection-refused'
-          ? `${host} refused the connection (nothing listens there); nothing was sent`
-          : `Could not connect to ${host}; nothing was sent`;
-    return new ConnectionError(message, { cause, requestMayHaveBeenSent: sent, host, reason });
+    return networkFailure(error, settings, attemptSignal, this.#origin, this.#secrets);
   }
 }
 
@@ -654,9 +461,4 @@ function mayAlwaysRetry(): boolean {
 function pathOnly(path: string): string {
   const query = path.indexOf('?');
   return query === -1 ? path : path.slice(0, query);
-}
-
-/** `headers` without `name` in any letter case: the caller's headers never replace authentication. */
-function withoutHeader(headers: Readonly<Record<string, string>>, name: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([key]) => key.toLowerCase() !== name));
 }

@@ -1,4 +1,5 @@
-// A little over 300 lines: the entry point and its one class, whose SQL reads best next to the code that runs it.
+// About 400 lines: the entry point and its one class, whose statements read best next to the code that runs them;
+// the schema and its upgrades are in schema.ts.
 /**
  * tap-collections-sdk/sqlite: `SqliteJournal`, a payment journal in a file on disk, on Node's built-in SQLite
  * (`node:sqlite`: no native addon, nothing to download). Node 22.13+ and 23.4+ have it without a flag; Deno 2.2+
@@ -37,6 +38,21 @@ import {
 } from '../journal/journal.js';
 import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
 import { nodeSqlite } from './load.js';
+import {
+  BUDGETS,
+  COLUMNS,
+  COUNTS,
+  COUNTS_SCHEMA,
+  DROP_OLD_WRITER_TRIGGERS,
+  HISTORY,
+  HISTORY_SCHEMA,
+  OPEN,
+  REFUSE_OLD_WRITERS,
+  SCHEMA,
+  SCHEMA_VERSION,
+  TABLE,
+  upgradeSteps,
+} from './schema.js';
 
 /** Options of {@link SqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -60,118 +76,6 @@ export interface SqliteJournalOptions {
   /** Where a row skipped because it cannot be read (corrupt, foreign) is reported, once per row. @defaultValue `console` */
   readonly logger?: Pick<Logger, 'warn'> | undefined;
 }
-
-const TABLE = 'tap_payment_journal';
-const HISTORY = `${TABLE}_history`;
-const BUDGETS = `${TABLE}_budgets`;
-const SCHEMA_VERSION = 3;
-const OPEN = "('initiating', 'pending', 'unknown')";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS ${TABLE} (
-  reference_id TEXT PRIMARY KEY NOT NULL,
-  state TEXT NOT NULL,
-  product_id TEXT NOT NULL,
-  amount REAL NOT NULL,
-  currency TEXT NOT NULL,
-  phone_number TEXT NOT NULL,
-  narration TEXT,
-  fingerprint TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  status_text TEXT,
-  transaction_code TEXT,
-  reason TEXT,
-  error TEXT,
-  leased_to TEXT,
-  leased_until INTEGER NOT NULL DEFAULT 0,
-  version INTEGER NOT NULL DEFAULT 1,
-  send_window_ms INTEGER,
-  contradiction TEXT
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
-CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
--- fleet-20: leases in due order (never leased or released first, then by when the lease ran out).
-CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (leased_until, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
-`;
-
-/** What a writer of an older release reads when it writes into an upgraded file. */
-const REFUSAL = `${TABLE} was upgraded by a newer tap-collections-sdk (schema version ${SCHEMA_VERSION}): this process runs an older release and may not write to it (upgrade it); nothing was written`;
-
-/**
- * Writers of an older release fail after an upgrade (evidence-records): a process of the first release that had the
- * file open before the upgrade keeps its prepared statements, which SQLite prepares again against the new schema on
- * their next run. Its insert names no `send_window_ms` (every insert of this release writes one), its update bumps
- * no `version` (every change of this release does), and its lease statements name columns that no longer exist
- * (`lease_owner`, `lease_expires_at`, renamed): each fails with an error, and its `initiate` sends nothing.
- */
-const REFUSE_OLD_WRITERS = `
-CREATE TRIGGER ${TABLE}_refuse_old_insert BEFORE INSERT ON ${TABLE} WHEN NEW.send_window_ms IS NULL
-BEGIN SELECT RAISE(ABORT, '${REFUSAL}'); END;
-CREATE TRIGGER ${TABLE}_refuse_old_update
-BEFORE UPDATE OF state, updated_at, status_text, transaction_code, reason, error, send_window_ms ON ${TABLE}
-WHEN NEW.version IS OLD.version
-BEGIN SELECT RAISE(ABORT, '${REFUSAL}'); END;
-`;
-const DROP_OLD_WRITER_TRIGGERS = `
-DROP TRIGGER IF EXISTS ${TABLE}_refuse_old_insert;
-DROP TRIGGER IF EXISTS ${TABLE}_refuse_old_update;
-`;
-
-/** The history of every record, appended in the same transaction as the change it describes. */
-const HISTORY_SCHEMA = `
-CREATE TABLE IF NOT EXISTS ${HISTORY} (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  reference_id TEXT NOT NULL,
-  at TEXT NOT NULL,
-  from_state TEXT,
-  to_state TEXT NOT NULL,
-  status_text TEXT,
-  transaction_code TEXT,
-  request_id TEXT,
-  by TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${HISTORY}_reference ON ${HISTORY} (reference_id, id);
-`;
-
-/**
- * The upgrade of an existing table to this schema, step by step, each only if not done yet (a process of the first
- * release that opened the file while it was being upgraded may have set `user_version` back): the compare-and-set
- * version and the sender's window (schema 2), the lease columns under their new names (schema 3).
- */
-function upgradeSteps(columns: ReadonlySet<string>): string[] {
-  const steps: string[] = [];
-  if (!columns.has('version')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN version INTEGER NOT NULL DEFAULT 1`);
-  if (!columns.has('send_window_ms')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN send_window_ms INTEGER`);
-  if (!columns.has('contradiction')) steps.push(`ALTER TABLE ${TABLE} ADD COLUMN contradiction TEXT`);
-  if (columns.has('lease_owner')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_owner TO leased_to`);
-  if (columns.has('lease_expires_at')) steps.push(`ALTER TABLE ${TABLE} RENAME COLUMN lease_expires_at TO leased_until`);
-  return steps;
-}
-
-/**
- * Records by state, kept by triggers in the transaction of each write, so counts() (the worker's /metrics) reads
- * seven rows whatever the journal's size. Created with the counts of the records already there, under the write
- * lock; the triggers live in the file, so every writer keeps them (an older SDK too).
- */
-const COUNTS = `${TABLE}_counts`;
-const COUNTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS ${COUNTS} (state TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
-DELETE FROM ${COUNTS};
-INSERT INTO ${COUNTS} SELECT state, count(*) FROM ${TABLE} GROUP BY state;
-CREATE TRIGGER ${COUNTS}_insert AFTER INSERT ON ${TABLE} BEGIN
-  INSERT INTO ${COUNTS} VALUES (NEW.state, 1) ON CONFLICT (state) DO UPDATE SET n = n + 1;
-END;
-CREATE TRIGGER ${COUNTS}_update AFTER UPDATE OF state ON ${TABLE} WHEN NEW.state IS NOT OLD.state BEGIN
-  UPDATE ${COUNTS} SET n = n - 1 WHERE state = OLD.state;
-  INSERT INTO ${COUNTS} VALUES (NEW.state, 1) ON CONFLICT (state) DO UPDATE SET n = n + 1;
-END;
-CREATE TRIGGER ${COUNTS}_delete AFTER DELETE ON ${TABLE} BEGIN
-  UPDATE ${COUNTS} SET n = n - 1 WHERE state = OLD.state;
-END;
-`;
-
-const COLUMNS = RECORD_COLUMNS.join(', ');
 
 interface Statements {
   readonly insert: StatementSync;

@@ -1,0 +1,98 @@
+/**
+ * The create (`POST /v1/collections/mobile-money`): sent once per attempt, reconciled by `referenceId` through a
+ * status check, and the service's answers read into what `initiate` resolves with.
+ *
+ * @module
+ */
+import { ConflictError, NotFoundError, UnprocessableEntityError } from '../core/errors.js';
+import { createOnce } from '../core/idempotent-create.js';
+import { attemptWindowMs } from '../core/retry.js';
+import type { CallSettings, Transport } from '../core/transport.js';
+import { parseResponse } from '../core/validation.js';
+import type { NotFoundEvidence } from './not-found-evidence.js';
+import { requestIdOf, withRequestId } from './request-id.js';
+import { InitiateCollectionResponseSchema, type InitiatedCollection } from './schemas.js';
+import type { StatusChecks } from './status-checks.js';
+
+/** The create's path (and its route: it names no reference). */
+export const CREATE_PATH = '/v1/collections/mobile-money';
+
+/**
+ * The create itself: sent and reconciled by `referenceId`. With a journal, `beforeAttempt` runs before each
+ * attempt (the journal's write) and gives the time the attempt must neither leave nor last past; a duplicate
+ * answer then always means the reference exists (the journal holds this payment), never "not created".
+ */
+export function createCollection(
+  transport: Transport,
+  checks: StatusChecks,
+  evidence: NotFoundEvidence,
+  referenceId: string,
+  body: object,
+  settings: CallSettings,
+  beforeAttempt?: () => Promise<number>,
+): Promise<InitiatedCollection> {
+  const attempt = { ...settings, maxRetries: 0 };
+  return createOnce<InitiatedCollection>(transport, settings, {
+    referenceId,
+    lookupBeforeResend: true,
+    duplicateMeansExists: beforeAttempt !== undefined,
+    send: async (attemptNumber) => {
+      const deadline = await beforeAttempt?.();
+      const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
+      const result = await transport.send(
+        { method: 'POST', path: CREATE_PATH, route: CREATE_PATH, body, referenceId },
+        limited,
+        attemptNumber,
+      );
+      // Every field of the 202's data, including those the document does not list.
+      const created = withRequestId(
+        withTextId(parseResponse(InitiateCollectionResponseSchema, result, 'collections').data),
+        result.requestId,
+      );
+      evidence.markProved();
+      return created;
+    },
+    lookup: async (attemptNumber) => {
+      try {
+        const status = await checks.once(referenceId, attempt, attemptNumber);
+        return { kind: 'found', result: withRequestId({ referenceId, status: status.statusText }, requestIdOf(status)) };
+      } catch (error) {
+        // Not visible yet is no proof of absence (the status check may lag behind the create).
+        if (error instanceof NotFoundError) return { kind: 'absent' };
+        throw error;
+      }
+    },
+    isDuplicate: isDuplicateReference,
+  });
+}
+
+/**
+ * How long after an attempt's journal write a push of this call can still reach the service: every attempt's
+ * time limit and the backoff between them (3 × 30 s + 2 × 8 s with the defaults).
+ */
+export function sendWindowMs(settings: CallSettings): number {
+  return attemptWindowMs(settings.maxRetries, settings.timeoutMs);
+}
+
+/**
+ * The 202's undocumented `id` as `getById` takes it: text kept, a number as its decimal text, anything else left out
+ * (a create the service accepted must never fail over a field the document does not even list).
+ */
+export function withTextId(data: Record<string, unknown> & { referenceId: string; status: string }): InitiatedCollection {
+  const { id, ...rest } = data;
+  if (typeof id === 'string' && id !== '') return { ...rest, id };
+  if (typeof id === 'number' && Number.isFinite(id)) return { ...rest, id: String(id) };
+  return rest;
+}
+
+/**
+ * The service's answer to a reference used before. Not documented: read as 409, or a 422 whose
+ * `errors[]` flags `referenceId` with a uniqueness rule.
+ */
+export function isDuplicateReference(error: unknown): boolean {
+  if (error instanceof ConflictError) return true;
+  return (
+    error instanceof UnprocessableEntityError &&
+    error.errors.some((item) => /referenceId$/i.test(item.field) && /unique|exist|duplicate/i.test(item.rule))
+  );
+}

@@ -1,0 +1,53 @@
+/** The pool the PostgreSQL journal runs its statements on: the parts of `pg` it uses, and `pg` loaded on first use. */
+
+/** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
+export interface PostgresPool {
+  /** Runs one statement with positional parameters (`$1`, `$2`, …). */
+  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  /** Closes the pool's connections. */
+  end(): Promise<void>;
+  /**
+   * Checks out one connection (as `pg.Pool#connect`): {@link PostgresJournal.watch} holds one for `LISTEN`.
+   * Without it, `waitForSettlement` reads the journal on a schedule instead.
+   */
+  connect?(): Promise<PostgresListenClient>;
+}
+
+/** The part of a checked-out `pg` client that `LISTEN` needs (fleet-20). */
+export interface PostgresListenClient {
+  /** Runs one statement on this connection (`LISTEN`, `UNLISTEN`). */
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  /** Called for each `NOTIFY` on a channel this connection listens to. */
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  /** Called when the connection fails or ends: the journal opens a new one and listens again. */
+  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+  /** Returns the connection to the pool; `true` (or an error) discards it. */
+  release(destroy?: boolean | Error): void;
+}
+
+/** What {@link PostgresPool.query} resolves with (as `pg` does). */
+export interface PostgresQueryResult {
+  /** The rows, one object per row, keyed by column name. */
+  rows: unknown[];
+  /** How many rows the statement touched. */
+  rowCount: number | null;
+}
+
+/** The part of the `pg` module the journal uses. */
+interface PgModule {
+  Pool: new (config: { connectionString: string }) => PostgresPool & { on(event: 'error', listener: (error: Error) => void): unknown };
+}
+
+/**
+ * Opens a `pg.Pool` on `connectionString`, loading `pg` on first use (an optional peer, and CommonJS: its default
+ * export holds the API). `onError` hears a pooled connection that broke.
+ */
+export async function openPool(connectionString: string, onError: (error: Error) => void): Promise<PostgresPool> {
+  const module: unknown = await import('pg');
+  const pg = ((module as { default?: unknown }).default ?? module) as PgModule;
+  const pool = new pg.Pool({ connectionString });
+  // fleet-20: an idle connection that breaks (a database restart) is an 'error' event on the pool: without a
+  // listener Node ends the process. It stays attached after close(): connections may still break while ending.
+  pool.on('error', onError);
+  return pool;
+}
