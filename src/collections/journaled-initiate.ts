@@ -92,12 +92,16 @@ async function initiateOnce<Result extends InitiatedCollection>(
     fingerprint: await paymentFingerprint(payment),
     sendWindowMs: call.sendWindowMs,
   };
+  // Read before the write is issued: the attempt's deadline counts from here, never from the acknowledgement, so a
+  // pause between the write landing and this process hearing of it (GC, a suspended VM, a slow journal) can only
+  // shorten the attempt, never carry it past the window readers measure from `updatedAt` (the write landing).
+  const writeIssuedAt = Date.now();
   const inserted = await binding.use('write the payment before sending it (nothing was sent)', payment.referenceId, (journal) =>
     journal.insert(record),
   );
   if (inserted !== undefined) {
     binding.wrote(inserted);
-    return sendAndRecord(binding, call, inserted);
+    return sendAndRecord(binding, call, inserted, writeIssuedAt);
   }
   const existing = await binding.use('read the payment (nothing was sent)', payment.referenceId, (journal) =>
     journal.get(payment.referenceId),
@@ -170,6 +174,8 @@ async function reconcile<Result extends InitiatedCollection>(
   }
   // Not at the service. Once the journal's clock proves no earlier attempt can still arrive, this call takes the
   // record over (a compare-and-set on the version it judged) and sends it; until then, sending could push twice.
+  // The takeover's write happens inside the verdict: its attempt's deadline counts from before it (see initiateOnce).
+  const takeoverIssuedAt = Date.now();
   const verdict = await binding.settleNotFound(
     referenceId,
     NOT_FOUND_GRACE_MS,
@@ -180,7 +186,7 @@ async function reconcile<Result extends InitiatedCollection>(
     BY,
     { kind: 'sending', sendWindowMs: call.sendWindowMs },
   );
-  if (verdict.applied && verdict.record?.state === 'initiating') return sendAndRecord(binding, call, verdict.record);
+  if (verdict.applied && verdict.record?.state === 'initiating') return sendAndRecord(binding, call, verdict.record, takeoverIssuedAt);
   const record = verdict.record ?? existing;
   if (!verdict.decidable || record.state === 'initiating' || record.state === 'unknown') {
     throw new UnknownOutcomeError(referenceId, undefined, verdict.decidableAt ?? record.decidableAt);
@@ -223,23 +229,28 @@ async function sendAndRecord<Result extends InitiatedCollection>(
   binding: JournalBinding,
   call: JournaledSend<Result>,
   written: PaymentRecord,
+  writeIssuedAt: number,
 ): Promise<Result | InitiatedCollection> {
   const { referenceId } = call.payment;
   /** The version this call wrote last: its conclusions apply to it only. */
   let own = written;
   let fresh = true;
   let attempts = 0;
+  /** When the write of this call's last `initiating` version was issued (this process's clock). */
+  let issuedAt = writeIssuedAt;
   const beforeAttempt = async (): Promise<number> => {
     attempts++;
     if (!fresh) {
       // A resend: write first (compare-and-set on this call's last write), so an attempt is never in flight
       // while the record looks untouched; stop if anyone wrote meanwhile.
+      issuedAt = Date.now();
       const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs }, BY, own);
       if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);
       own = touched.record;
     }
     fresh = false;
-    return Date.now() + call.attemptTimeoutMs;
+    // From the write's issue, not its acknowledgement: the attempt ends within the window its record states.
+    return issuedAt + call.attemptTimeoutMs;
   };
   let result: Result;
   try {
