@@ -4,7 +4,7 @@
  * a connection cut after sending leaves it `unknown`. And a record that disappears from the journal between two
  * attempts stops the resend. A scripted `fetch` plays the network.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CollectionsClient, ConnectionError, MemoryJournal, type PaymentJournal, UnknownOutcomeError } from '../../src/index.js';
 import { API_KEY } from '../helpers/fixtures.js';
 import { rejectionOf } from '../helpers/tap.js';
@@ -85,5 +85,46 @@ describe('a record gone from the journal between two attempts', () => {
     // The call's own attempt, sent under its first write, may still arrive until that write's window has passed:
     // the till is told when a verdict becomes possible, even though the record is gone.
     expect(Date.parse((error as UnknownOutcomeError).decidableAt ?? '')).toBeGreaterThan(Date.now());
+  });
+});
+
+describe("an attempt's deadline", () => {
+  /**
+   * Readers measure a push's window from `updatedAt`, when the `initiating` write landed. If the attempt's deadline
+   * counted from the moment this process heard the write was acknowledged, a pause in between (GC, a suspended VM, a
+   * slow journal) would carry the push past that window: the simulation found a push committing 9.5 s after
+   * `updatedAt + window + grace` that way. Here the acknowledgement arrives 29.9 s (of a 30 s limit) after the write
+   * was issued: the attempt gets the 0.1 s left, not another 30 s (the test's own 10 s limit would stop the old rule).
+   */
+  it('counts from before the write was issued: an acknowledgement 29.9 s late leaves the attempt 0.1 s', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-25T10:00:00Z') });
+    try {
+      const journal = new MemoryJournal();
+      const insert = journal.insert.bind(journal);
+      journal.insert = async (record) => {
+        const stored = await insert(record);
+        vi.setSystemTime(Date.now() + 29_900);
+        return stored;
+      };
+      let aborted = false;
+      // The push hangs until its deadline cuts it; the status lookup that follows finds the service unreachable.
+      const hangsUntilAborted = async (request: Request | string | URL, init?: RequestInit) => {
+        const method = init?.method ?? (request instanceof Request ? request.method : 'GET');
+        if (method !== 'POST') throw reset();
+        return new Promise<Response>((_, reject) => {
+          const signal = init?.signal ?? (request instanceof Request ? request.signal : undefined);
+          signal?.addEventListener('abort', () => {
+            aborted = true;
+            reject(signal.reason);
+          });
+        });
+      };
+      const error = await rejectionOf(client(journal, hangsUntilAborted as () => Promise<Response>).initiate(input));
+      expect(error).toBeInstanceOf(UnknownOutcomeError);
+      expect(aborted).toBe(true);
+      expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
