@@ -38,6 +38,9 @@ export class RecordWatch {
     const now = performance.now();
     const seen = this.#sightings.get(record.referenceId);
     if (seen !== undefined && seen.version === record.version && seen.updatedAt === record.updatedAt) return Math.max(0, now - seen.at);
+    // A version older than the one watched (a caller still holding an earlier copy): never restarts the newer watch,
+    // and counts as just seen (the longest wait for it).
+    if (seen !== undefined && seen.version > record.version) return 0;
     this.#sightings.delete(record.referenceId);
     this.#sightings.set(record.referenceId, { version: record.version, updatedAt: record.updatedAt, at: now });
     if (this.#sightings.size > this.#capacity) {
