@@ -4,38 +4,23 @@
  * file, the survivor's first second past the lease was measured empty (the cause is not understood yet),
  * while alone it passes every run.
  */
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startSender } from '../helpers/budget-processes.ts';
-import { type LimitedService, startLimitedService } from '../helpers/limited-service.ts';
-import { useProcessScript } from '../helpers/process-script.ts';
 import { maxInAnyWindow } from '../worker/windows.ts';
+import { usePostgresBudgetFixture } from './budget-fixture.ts';
 
-const script = useProcessScript(new URL('../journal/processes/budget-sender.ts', import.meta.url), 'budget-sender', ['pg-native'], {
-  requireShim: true,
-});
-let service: LimitedService;
-beforeAll(async () => {
-  service = await startLimitedService();
-});
-afterAll(() => service.close());
-
-let tables = 0;
-const settings = () => ({
-  BUDGET_JOURNAL: 'postgres',
-  DATABASE_URL: inject('postgresUrl'),
-  JOURNAL_TABLE: `budget_${process.pid}_${++tables}`,
-  BUDGET_BASE_URL: service.baseUrl,
-});
+const budget = usePostgresBudgetFixture();
+const { script, settings } = budget;
 
 it('a process SIGKILLed leaves its share to the others within one lease period', async () => {
-  service.arrivals.length = 0;
+  budget.service.arrivals.length = 0;
   const leaseMs = 5_000;
   const env = { ...settings(), BUDGET_LIMIT: '20', BUDGET_LEASE_MS: String(leaseMs) };
   const doomed = startSender(script.path, { ...env, BUDGET_SENDER: 'doomed' });
   const survivor = startSender(script.path, { ...env, BUDGET_SENDER: 'survivor' });
   await Promise.all([doomed.ready, survivor.ready]);
   await new Promise((resolve) => setTimeout(resolve, 5_000));
-  const before = service.arrivals.filter((arrival) => arrival.sender === 'doomed').length;
+  const before = budget.service.arrivals.filter((arrival) => arrival.sender === 'doomed').length;
   expect(before).toBeGreaterThan(10);
   doomed.child.kill('SIGKILL');
   const killedAt = Date.now();
@@ -43,10 +28,10 @@ it('a process SIGKILLed leaves its share to the others within one lease period',
   await new Promise((resolve) => setTimeout(resolve, leaseMs + 1_500));
   survivor.child.kill('SIGTERM');
   await survivor.done;
-  const times = service.arrivals.map((arrival) => arrival.at);
+  const times = budget.service.arrivals.map((arrival) => arrival.at);
   expect(maxInAnyWindow(times)).toBeLessThanOrEqual(20);
   // Within one lease period of the kill, the survivor alone uses the whole budget (a second past it, counted by 1 s).
-  const recovered = service.arrivals.filter(
+  const recovered = budget.service.arrivals.filter(
     (arrival) => arrival.sender === 'survivor' && arrival.at >= killedAt + leaseMs && arrival.at < killedAt + leaseMs + 1_000,
   ).length;
   expect(recovered).toBeGreaterThanOrEqual(0.85 * 20);
