@@ -27,7 +27,10 @@ export type SharedLimit = number | 'adaptive';
  * service can hold more arrivals than the share.
  */
 export const SHARED_WINDOW_MS = 1_020;
-/** How often a holder renews its share. */
+/**
+ * How often a holder renews its share at most; the journal's lease is shorter than the holder's by this much, so the
+ * others learn of a dead holder's share within one lease period.
+ */
 export const RENEW_MS = 2_000;
 /** The shared budget's lease by default: a process that dies leaves its share to the others within it. */
 export const DEFAULT_BUDGET_LEASE_MS = 10_000;
@@ -56,6 +59,11 @@ export class KeyBudget {
   readonly #journal: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget'>>;
   readonly #key: string;
   readonly #leaseMs: number;
+  /**
+   * The steady renewal period: {@link RENEW_MS}, or less when the lease is short, so that a share renewed on time never
+   * lapses locally (its validity, the journal's lease less a window, spans two periods: one slow renewal is absorbed).
+   */
+  readonly #renewEveryMs: number;
   readonly #logger: LevelLogger;
   #limit: SharedLimit;
   /** Tokens per window this process may spend (0 until the journal grants some). */
@@ -99,6 +107,7 @@ export class KeyBudget {
     this.#key = key;
     this.#limit = limit;
     this.#leaseMs = leaseMs;
+    this.#renewEveryMs = Math.min(RENEW_MS, Math.floor((leaseMs - RENEW_MS - SHARED_WINDOW_MS) / 2));
     this.#logger = logger;
   }
 
@@ -226,7 +235,7 @@ export class KeyBudget {
   /** Keeps the renewals going while the budget is in use; an idle process lets its share lapse. */
   #keepRenewing(now: number): void {
     if (this.#renewTimer !== undefined || this.#renewing !== undefined) return;
-    const due = this.#currentShare(now) === 0 ? 0 : Math.max(0, this.#lastRenewAt + RENEW_MS - now);
+    const due = this.#currentShare(now) === 0 ? 0 : Math.max(0, this.#lastRenewAt + this.#renewEveryMs - now);
     this.#armRenewal(due);
   }
 
@@ -261,7 +270,8 @@ export class KeyBudget {
         // Growing (its whole demand granted, still waiting): ask again a window later rather than two.
         if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
         else if (waiting && (this.#share < this.#target || this.#target >= this.#wanted)) this.#armRenewal(SHARED_WINDOW_MS);
-        else this.#armRenewal(RENEW_MS);
+        // Steady: a period after the last one was sent (not answered), so a slow journal does not stretch the period.
+        else this.#armRenewal(this.#lastRenewAt + this.#renewEveryMs - now);
       }
       this.#drain();
     });
@@ -271,7 +281,10 @@ export class KeyBudget {
   async #renewOnce(): Promise<void> {
     const sentAt = Date.now();
     this.#lastRenewAt = sentAt;
-    const share = this.#currentShare(sentAt);
+    // The share last granted, even when it lapsed here: the journal counts it until its own lease ends (a window
+    // later), and answers with the part it still counts. Keeping only what is valid here gave the whole share back
+    // whenever a renewal came late, and left the holder without tokens for a window while it cooled.
+    const share = this.#share;
     // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
     let keep = Math.min(share, this.#target > 0 ? this.#target : share);
     if (!this.#saturated) keep = Math.min(keep, this.#headroom(sentAt));

@@ -1,8 +1,10 @@
 /**
  * The key's shared budget on one PostgreSQL, with real processes: a process SIGKILLed leaves its share to the others
- * within one lease period. In a file of its own, with its own service: after the three-process test in the same
- * file, the survivor's first second past the lease was measured empty (the cause is not understood yet),
- * while alone it passes every run.
+ * within one lease period, at the shortest lease accepted.
+ *
+ * Measured in windows that begin at an arrival: a holder's tokens free a window after their answers, so arrivals come
+ * in bursts a little more than a second apart, and a 1 s window at a fixed place (the lease's end) could fall between
+ * two of them.
  */
 import { expect, it } from 'vitest';
 import { startSender } from '../helpers/budget-processes.ts';
@@ -30,9 +32,12 @@ it('a process SIGKILLed leaves its share to the others within one lease period',
   await survivor.done;
   const times = budget.service.arrivals.map((arrival) => arrival.at);
   expect(maxInAnyWindow(times)).toBeLessThanOrEqual(20);
-  // Within one lease period of the kill, the survivor alone uses the whole budget (a second past it, counted by 1 s).
-  const recovered = budget.service.arrivals.filter(
-    (arrival) => arrival.sender === 'survivor' && arrival.at >= killedAt + leaseMs && arrival.at < killedAt + leaseMs + 1_000,
-  ).length;
-  expect(recovered).toBeGreaterThanOrEqual(0.85 * 20);
+  // Within one lease period of the kill, the survivor alone uses (nearly) the whole budget: some 1 s window beginning
+  // at one of its arrivals before the lease's end holds at least 85 % of it.
+  const survivorTimes = budget.service.arrivals.filter((arrival) => arrival.sender === 'survivor').map((arrival) => arrival.at);
+  const recoveredAt = survivorTimes.find(
+    (start) => start >= killedAt && survivorTimes.filter((at) => at >= start && at < start + 1_000).length >= 0.85 * 20,
+  );
+  expect(recoveredAt, 'the survivor never used 85 % of the budget in a second after the kill').toBeDefined();
+  expect((recoveredAt as number) - killedAt).toBeLessThan(leaseMs);
 }, 40_000);

@@ -6,7 +6,7 @@
  * test/journal/sqlite-budget.test.ts.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KeyBudget, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
+import { KeyBudget, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
 import { allocateBudget, type BudgetRequest, type BudgetState, fairShares } from '../../src/journal/budget.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
@@ -213,6 +213,67 @@ describe('KeyBudget (a process’s share)', () => {
     await vi.advanceTimersByTimeAsync(2_000);
     await backlog;
     expect(waits.filter((wait) => wait > 0)).toEqual([]);
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  it('at the shortest lease and on a slow journal, a holder renewing on time never goes without its share', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    // Each renewal answered 400 ms after it was sent.
+    const takeBudget = journal.takeBudget.bind(journal);
+    vi.spyOn(journal, 'takeBudget').mockImplementation(async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return takeBudget(request);
+    });
+    const service = limitedService(1_000);
+    const stop = new AbortController();
+    const budget = new KeyBudget(journal, 'k', 20, MIN_BUDGET_LEASE_MS, OFF);
+    const running = saturate(budget, 4, service, stop.signal);
+    const lapses: number[] = [];
+    await vi.advanceTimersByTimeAsync(3_000);
+    for (let at = 3_000; at < 30_000; at += 10) {
+      if (budget.state.share === 0) lapses.push(Date.now());
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await running;
+    expect(lapses).toEqual([]);
+    // Every window after the first renewals holds the whole share: 20 a window of 1 s + the guard + an answer.
+    const used = service.arrivals.filter((at) => at >= 3_000 && at < 30_000).length;
+    expect(used / 27).toBeGreaterThanOrEqual(0.9 * 20);
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  it('a share that lapsed here while the journal still counts it is kept at the next renewal, not given back to cool', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    // The fifth renewal is taken by the journal at once, but its answer comes 2.5 s late: the share lapses here (its
+    // validity is the journal's lease less a window) while the journal still counts it.
+    const takeBudget = journal.takeBudget.bind(journal);
+    let renewals = 0;
+    vi.spyOn(journal, 'takeBudget').mockImplementation(async (request) => {
+      const grant = await takeBudget(request);
+      if (++renewals === 5) await new Promise((resolve) => setTimeout(resolve, 2_500));
+      return grant;
+    });
+    const service = limitedService(1_000);
+    const stop = new AbortController();
+    const budget = new KeyBudget(journal, 'k', 20, MIN_BUDGET_LEASE_MS, OFF);
+    const running = saturate(budget, 4, service, stop.signal);
+    let lapsedMs = 0;
+    for (let at = 0; at < 15_000; at += 10) {
+      if (at >= 1_000 && budget.state.share === 0) lapsedMs += 10;
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await running;
+    expect(renewals).toBeGreaterThan(5);
+    // Lapsed from the end of its validity (a period after the late renewal was sent) until that answer came and one
+    // more renewal was answered: 1.5 s. Given back, it would have waited for its own tokens to cool: 2.8 s.
+    expect(lapsedMs).toBeGreaterThanOrEqual(1_400);
+    expect(lapsedMs).toBeLessThan(2_000);
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
   });
 
