@@ -8,7 +8,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UUID_PATTERN } from '../core/uuid.js';
-import type { CollectionsClient, Instrumentation, PaymentJournal } from '../index.js';
+import type { CollectionsClient, CollectionsClientOptions, Instrumentation, PaymentJournal } from '../index.js';
 
 /** Bad usage: exit code 2, the message and a pointer to `--help`. */
 export class UsageError extends Error {}
@@ -140,14 +140,22 @@ export async function openJournal(url: string | undefined): Promise<PaymentJourn
   throw new UsageError(`--journal must be sqlite:<file> or postgres://…, got '${describeJournal(given)}'`);
 }
 
-/** A client from `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`; its warnings go to stderr, one line each. */
-export async function clientFromEnvironment(journal?: PaymentJournal, instrumentation?: Instrumentation): Promise<CollectionsClient> {
+/**
+ * A client from `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`, with the key's shared budget when given (default:
+ * none); its warnings go to stderr, one line each.
+ */
+export async function clientFromEnvironment(
+  journal?: PaymentJournal,
+  instrumentation?: Instrumentation,
+  keyBudget: Pick<CollectionsClientOptions, 'requestsPerSecond' | 'budgetLeaseMs'> = {},
+): Promise<CollectionsClient> {
   const { CollectionsClient } = await import('../index.js');
   const line = (level: string) => (message: string) => process.stderr.write(`${level}: ${printable(oneLine(message))}\n`);
   const quiet = () => undefined;
   return new CollectionsClient({
     ...(journal === undefined ? {} : { journal }),
     ...(instrumentation === undefined ? {} : { instrumentation }),
+    ...keyBudget,
     logger: { debug: quiet, info: quiet, warn: line('warning'), error: line('error') },
   });
 }

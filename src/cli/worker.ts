@@ -5,6 +5,7 @@
  * @module
  */
 import { createServer, type Server } from 'node:http';
+import { MIN_BUDGET_LEASE_MS } from '../collections/shared-budget.js';
 import type { PaymentJournal, SettlementWorker } from '../index.js';
 import type { Command } from './command.js';
 import { WorkerMetrics } from './metrics.js';
@@ -18,6 +19,7 @@ import {
   openJournal,
   parse,
   printable,
+  UsageError,
   wholeNumber,
 } from './shared.js';
 
@@ -33,6 +35,12 @@ Exit codes: 0 stopped by a signal, 1 could not start or stopped by a failure, 2 
 Options:
   --journal <url>           sqlite:<file> or postgres://user:password@host/database
   --rps <n>                 status checks per second, all payments together (default 10)
+  --key-rps <n|adaptive>    the API key's budget, shared through the journal by every process that sets it on
+                            this key and journal (tills and other workers too): requests per second in any 1 s
+                            window, or adaptive to learn an untold limit; --rps stays this worker's cap within it
+                            (default: none, only --rps holds)
+  --budget-lease-ms <ms>    how long the journal counts this process's share of --key-rps without a renewal: a
+                            worker that dies leaves its share to the others within it (default 10000, at least 5000)
   --port <n>                serve GET /healthz and GET /metrics on this port (0 picks one; default: no server)
   --host <host>             interface for --port (default 0.0.0.0)
   --initial-delay-ms <ms>   first check of a payment this long after its creation (default 5000)
@@ -49,6 +57,8 @@ error). GET /metrics answers the Prometheus text format (tap_collections_worker_
 const OPTIONS = {
   journal: { type: 'string' },
   rps: { type: 'string' },
+  'key-rps': { type: 'string' },
+  'budget-lease-ms': { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   'initial-delay-ms': { type: 'string' },
@@ -62,12 +72,29 @@ const PROBE_REFERENCE = '00000000-0000-0000-0000-000000000000';
 /** How long a /healthz probe waits for the journal. */
 const PROBE_MS = 2000;
 
+/** `--key-rps` and `--budget-lease-ms` as client options (checked here, so bad usage exits 2 before the journal opens). */
+function keyBudgetOptions(
+  keyRps: string | undefined,
+  leaseMs: string | undefined,
+): { requestsPerSecond?: number | 'adaptive'; budgetLeaseMs?: number } {
+  if (keyRps === undefined) {
+    if (leaseMs !== undefined) throw new UsageError('--budget-lease-ms needs --key-rps');
+    return {};
+  }
+  const requestsPerSecond = keyRps === 'adaptive' ? 'adaptive' : wholeNumber(keyRps, 'key-rps', 0, 1, 100_000);
+  return {
+    requestsPerSecond,
+    ...(leaseMs === undefined ? {} : { budgetLeaseMs: wholeNumber(leaseMs, 'budget-lease-ms', 0, MIN_BUDGET_LEASE_MS) }),
+  };
+}
+
 export const workerCommand: Command = {
   summary: 'run a settlement worker, with /healthz and /metrics',
   usage: USAGE,
   async run(args) {
     const { values } = parse(args, OPTIONS, 0);
     const requestsPerSecond = wholeNumber(values.rps, 'rps', 10, 1, 10_000);
+    const keyBudget = keyBudgetOptions(values['key-rps'], values['budget-lease-ms']);
     const port = values.port === undefined ? undefined : wholeNumber(values.port, 'port', 0, 0, 65_535);
     const schedule = {
       ...(values['initial-delay-ms'] === undefined
@@ -83,7 +110,7 @@ export const workerCommand: Command = {
     const metrics = new WorkerMetrics();
     let server: Server | undefined;
     try {
-      const client = await clientFromEnvironment(journal, metrics.instrumentation);
+      const client = await clientFromEnvironment(journal, metrics.instrumentation, keyBudget);
       let stopping = false;
       let worker: SettlementWorker | undefined;
       if (port !== undefined) {
@@ -99,7 +126,7 @@ export const workerCommand: Command = {
       const address = server?.address();
       const where = address && typeof address === 'object' ? `; /healthz and /metrics on port ${address.port}` : '';
       process.stdout.write(
-        `Settlement worker ${printable(worker.workerId)} started: journal ${printable(describeJournal(url as string))}, ${requestsPerSecond} checks/s${where}.\n`,
+        `Settlement worker ${printable(worker.workerId)} started: journal ${printable(describeJournal(url as string))}, ${requestsPerSecond} checks/s${keyBudget.requestsPerSecond === undefined ? '' : `, within the key's shared budget of ${keyBudget.requestsPerSecond === 'adaptive' ? 'an adaptive rate' : `${keyBudget.requestsPerSecond}/s`}`}${where}.\n`,
       );
       const running = worker;
       const stop = (signal: NodeJS.Signals) => {

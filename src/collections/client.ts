@@ -81,8 +81,9 @@ export interface CollectionsClientOptions extends ClientOptions {
    */
   requestsPerSecond?: number | 'adaptive' | undefined;
   /**
-   * How long the journal counts this process's share of the shared budget without a renewal (renewed every 2 s):
-   * a process that dies leaves its share to the others within it. At least 5000.
+   * How long the journal counts this process's share of the shared budget without a renewal (renewed every 2 s, or
+   * every `(budgetLeaseMs − 3020) / 2` ms when that is shorter): a process that dies leaves its share to the others
+   * within it. At least 5000.
    * @defaultValue 10000
    */
   budgetLeaseMs?: number | undefined;

@@ -135,6 +135,10 @@ describe('usage', () => {
       ['poll', randomUUID(), '--max-wait', 'soon'],
       ['poll', randomUUID(), '--nope'],
       ['worker', '--journal', 'sqlite:x.db', '--rps', '0'],
+      ['worker', '--journal', 'sqlite:x.db', '--key-rps', '0'],
+      ['worker', '--journal', 'sqlite:x.db', '--key-rps', 'fast'],
+      ['worker', '--journal', 'sqlite:x.db', '--key-rps', '40', '--budget-lease-ms', '4999'],
+      ['worker', '--journal', 'sqlite:x.db', '--budget-lease-ms', '6000'],
       ['worker', '--journal', 'mysql://host/db'],
       ['recover'],
       ['journal', 'list', '--journal', `sqlite:${join(dir, 'usage.db')}`, '--state', 'paid'],
@@ -522,6 +526,11 @@ describe.each(stores)('worker on $name', (store) => {
       url,
       '--rps',
       '50',
+      // The key's budget shared through the journal (its table on this store), far above what the worker uses.
+      '--key-rps',
+      '1000',
+      '--budget-lease-ms',
+      '6000',
       '--port',
       '0',
       '--host',
@@ -535,6 +544,7 @@ describe.each(stores)('worker on $name', (store) => {
     ]);
     try {
       const port = (await worker.waitFor(/on port (\d+)\./))[1];
+      expect(worker.output().stdout).toContain("50 checks/s, within the key's shared budget of 1000/s; ");
       expect(worker.output().stdout).not.toContain(url.match(/:([^:@/]+)@/)?.[1] ?? '\u0000');
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(health.status).toBe(200);
