@@ -80,6 +80,7 @@ export {
   type BudgetRequest,
   type BudgetState,
   budgetRequestProblem,
+  createReserve,
   fairShares,
   newBudgetState,
 } from './journal/budget.js';

@@ -15,7 +15,9 @@
  *
  * Who keeps what: the fair shares of the live holders' demands (water-filling: a holder that wants less than an equal
  * part gets what it wants, the rest is split among the others). A holder above its fair share gives the excess back at
- * its next renewal; the others take it once it has cooled.
+ * its next renewal; the others take it once it has cooled. While a holder that sends creates (a till) lives, the
+ * others never grow into a tenth of the limit that tills do not keep yet ({@link createReserve}): a till's
+ * creates find tokens at its next renewal.
  *
  * With `limit: 'adaptive'` the journal also keeps the rate: raised while holders report they could send more and the
  * service accepts, cut on 429s (slow start, then additive increase towards the rate the last 429s came at, then a
@@ -51,6 +53,11 @@ export interface BudgetRequest {
   readonly saturated: boolean;
   /** True when the holder leaves: it keeps nothing (its tokens cool, then are free). */
   readonly release?: boolean;
+  /**
+   * True when the holder sent creates recently (a till): while such a holder lives, the others never grow into the
+   * last {@link createReserve} tokens that creating holders do not already keep.
+   */
+  readonly creates?: boolean;
 }
 
 /** What {@link PaymentJournal.takeBudget} answers. */
@@ -79,6 +86,8 @@ export interface BudgetHolder {
   cooling: number;
   /** When `cooling` no longer counts (epoch ms). */
   coolUntil: number;
+  /** It sent creates recently (its last report). */
+  creates?: boolean;
 }
 
 /** The state of one key's budget, stored as JSON by every store. */
@@ -128,6 +137,7 @@ export function budgetRequestProblem(request: BudgetRequest): string | undefined
   }
   if (!(Number.isFinite(request.leaseMs) && request.leaseMs > request.windowMs)) return 'leaseMs must be longer than windowMs';
   if (!(Number.isFinite(request.windowMs) && request.windowMs >= 1_000)) return 'windowMs must be ≥ 1000';
+  if (request.creates !== undefined && typeof request.creates !== 'boolean') return 'creates must be a boolean';
   return undefined;
 }
 
@@ -161,6 +171,7 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   holder.declared = request.limit;
   holder.want = request.release === true ? 0 : Math.max(0, Math.floor(request.want));
   holder.expiresAt = request.release === true ? now : now + request.leaseMs;
+  holder.creates = request.creates === true && request.release !== true;
   state.holders[request.holder] = holder;
 
   const live = Object.entries(state.holders).filter(([, entry]) => entry.expiresAt > now);
@@ -178,10 +189,26 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     live.map(([id, entry]) => [id, entry.want] as const),
   );
   const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
-  const grow = Math.max(0, Math.min(target - keep, limit - handedOut(state, now)));
+  // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
+  // come at its next renewal, instead of after every other holder gave back its excess and it cooled (seconds).
+  let reserved = 0;
+  if (holder.creates !== true && live.some(([, entry]) => entry.creates === true)) {
+    let keptByTills = 0;
+    for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
+    reserved = Math.max(0, createReserve(limit) - keptByTills);
+  }
+  const grow = Math.max(0, Math.min(target - keep, limit - reserved - handedOut(state, now)));
   holder.share = keep + grow;
   if (request.release === true && holder.cooling === 0) delete state.holders[request.holder];
   return { state, grant: { share: holder.share, target, limit, holders: live.length } };
+}
+
+/**
+ * The tokens of a key's limit kept free for holders that send creates while one lives: a tenth of the limit, none
+ * below 5 requests per second (there, a till waits for the others' renewals like any holder).
+ */
+export function createReserve(limit: number): number {
+  return limit >= 5 ? Math.ceil(limit / 10) : 0;
 }
 
 /** Tokens that may be spent in the current window: the live holders' shares and what was given back within it. */

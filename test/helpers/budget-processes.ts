@@ -20,12 +20,15 @@ export interface Sender {
   readonly done: Promise<SenderReport | undefined>;
   /** Each create's wait for its token, in ms, as reported so far, with when it was reported (`at`, this clock). */
   readonly createWaits: { readonly at: number; readonly ms: number }[];
+  /** When each statement of the shared budget was sent to PostgreSQL (its clock, epoch ms), as reported so far. */
+  readonly statementTimes: number[];
 }
 
 /** Starts `node <script>` with the `BUDGET_*` settings of `env` (see the script). */
 export function startSender(script: string, env: Record<string, string>): Sender {
   const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const createWaits: { at: number; ms: number }[] = [];
+  const statementTimes: number[] = [];
   let report: SenderReport | undefined;
   let buffered = '';
   let onReady!: () => void;
@@ -40,6 +43,7 @@ export function startSender(script: string, env: Record<string, string>): Sender
     for (const line of lines) {
       if (line === 'ready') onReady();
       else if (line.startsWith('create-wait ')) createWaits.push({ at: Date.now(), ms: Number(line.slice('create-wait '.length)) });
+      else if (line.startsWith('statement ')) statementTimes.push(Number(line.slice('statement '.length)));
       else if (line.startsWith('done ')) report = JSON.parse(line.slice('done '.length)) as SenderReport;
     }
   });
@@ -51,5 +55,5 @@ export function startSender(script: string, env: Record<string, string>): Sender
       else reject(new Error(`budget sender exited with ${code ?? signal}`));
     });
   });
-  return { child, ready, done, createWaits };
+  return { child, ready, done, createWaits, statementTimes };
 }

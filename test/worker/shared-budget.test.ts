@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyBudget, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
-import { allocateBudget, type BudgetRequest, type BudgetState, fairShares } from '../../src/journal/budget.ts';
+import { allocateBudget, type BudgetRequest, type BudgetState, createReserve, fairShares } from '../../src/journal/budget.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 import { maxInAnyWindow } from './windows.ts';
@@ -89,7 +89,11 @@ describe('allocateBudget (the journal side)', () => {
     for (let now = 0; now < 120_000; now += Math.floor(random() * 700)) {
       const holder = holders[Math.floor(random() * holders.length)] as string;
       const keep = Math.floor(random() * ((held.get(holder) ?? 0) + 1));
-      const result = allocateBudget(state, { ...base, holder, keep, want: Math.floor(random() * 30), saturated: random() < 0.5 }, now);
+      const result = allocateBudget(
+        state,
+        { ...base, holder, keep, want: Math.floor(random() * 30), saturated: random() < 0.5, creates: random() < 0.3 },
+        now,
+      );
       state = result.state;
       held.set(holder, result.grant.share);
       let counted = 0;
@@ -132,6 +136,33 @@ describe('allocateBudget (the journal side)', () => {
     expect(state.holders.b?.share).toBe(10);
     const after = allocateBudget(state, { ...base, holder: 'b', keep: 10, want: 100 }, 10_000);
     expect(after.grant.share).toBe(20);
+  });
+
+  it('keeps a tenth of the limit free for a till while one lives: the others do not grow into it, the till takes it at once', () => {
+    expect([1, 4, 5, 10, 11, 40].map(createReserve)).toEqual([0, 0, 1, 1, 2, 4]);
+    let { state } = allocateBudget(undefined, { ...base, holder: 'worker', keep: 0, want: 100 }, 0);
+    expect(state.holders.worker?.share).toBe(20);
+    // A till arrives: the worker keeps what it holds until it renews, so nothing is free for the till yet.
+    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 0, want: 6, creates: true }, 100));
+    expect(state.holders.till?.share).toBe(0);
+    // The worker renews: its fair share is 14 now; it keeps 14, and gives back 6 (cooling for a window).
+    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 14, want: 100 }, 2_000));
+    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 14, want: 100, limit: 20 }, 2_000 + SHARED_WINDOW_MS));
+    expect(state.holders.worker?.share).toBe(14);
+    // The till takes what is free, the reserve included.
+    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 0, want: 6, creates: true }, 2_100 + SHARED_WINDOW_MS));
+    expect(state.holders.till?.share).toBe(6);
+    // With the till keeping more than the reserve, nothing more is held back: a worker grows into all that is free.
+    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 3, want: 3, creates: true }, 4_000));
+    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 14, want: 100 }, 4_000 + SHARED_WINDOW_MS));
+    expect(state.holders.worker?.share).toBe(17);
+    // A till keeping 1 of a reserve of 2: the worker leaves 1 free.
+    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 1, want: 1, creates: true }, 6_000));
+    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 17, want: 100 }, 6_000 + SHARED_WINDOW_MS));
+    expect(state.holders.worker?.share).toBe(18);
+    // Once the till's lease ran out, the worker takes everything.
+    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 18, want: 100 }, 6_000 + base.leaseMs));
+    expect(state.holders.worker?.share).toBe(20);
   });
 
   it('takes the strictest declared limit of the live holders', () => {

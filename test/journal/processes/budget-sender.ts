@@ -8,7 +8,8 @@
  * `x-sender`), BUDGET_CHECKS (concurrent check loops, default 8), BUDGET_CREATE_EVERY_MS (a create every so often,
  * default none), BUDGET_WORKER (`1`: a settlement worker settles the journal's open payments instead of the check
  * loops), BUDGET_RUN_MS (how long, default until killed). Lines: `ready`, then `create-wait <ms>` per create
- * (from its last journal write to the request leaving: the wait for its token), and at the end `done <json>`
+ * (from its last journal write to the request leaving: the wait for its token), `statement <epoch ms>` per statement
+ * the shared budget sent to PostgreSQL, and at the end `done <json>`
  * (requests answered, refused, and the statements the shared budget sent to PostgreSQL).
  */
 import pg from 'pg';
@@ -31,7 +32,10 @@ const postgresPool = () => {
   return {
     query: (text: string, values?: unknown[]) => {
       // The budget's own statements (its table), not the journal's work for payments.
-      if (text.includes('_budgets')) statements++;
+      if (text.includes('_budgets')) {
+        statements++;
+        say(`statement ${Date.now()}`);
+      }
       return pool.query(text, values);
     },
     connect: () => pool.connect(),
