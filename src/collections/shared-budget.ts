@@ -295,14 +295,14 @@ export class KeyBudget {
     const share = this.#share;
     // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
     let keep = Math.min(share, this.#target > 0 ? this.#target : share);
-    if (!this.#saturated) keep = Math.min(keep, this.#headroom(sentAt));
+    if (!this.#saturated) keep = Math.min(keep, this.#headroom());
     this.#share = keep;
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
     // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
     // had to wait, twice what it used (and at least what waits now): a process grows while it can use more, but a till
     // whose one create waited does not claim half the key.
     const waiting = this.#creates.length + this.#others.length;
-    const headroom = this.#headroom(sentAt);
+    const headroom = this.#headroom();
     // And at least what was asked for per window, plus headroom: a till's creates come at their own pace whatever its
     // share, so it asks at once for what they need instead of doubling from a token (each doubling waits for others
     // to give back and for their tokens to cool: a till joining a busy fleet waited seconds for its creates).
@@ -354,12 +354,12 @@ export class KeyBudget {
   }
 
   /**
-   * What a process keeps when its requests did not wait: what it used plus a quarter and one; a process sending creates
-   * keeps one more, so a till's next create finds a token at once. (Half again and two kept a till's steady 4 creates a
-   * second on 8 tokens: a tenth of a 40/s key unused.)
+   * What a process keeps when its requests did not wait: what it used plus a quarter and one. A till needs no more:
+   * the key's reserve for tills (`createReserve`) gives its next creates tokens at its next renewal. (Half again and
+   * two kept a till's steady 4 creates a second on 8 tokens: a tenth of a 40/s key unused.)
    */
-  #headroom(now: number): number {
-    return Math.ceil(this.#peak * 1.25) + (now - this.#lastCreateAt < CREATES_RECENT_MS ? 2 : 1);
+  #headroom(): number {
+    return Math.ceil(this.#peak * 1.25) + 1;
   }
 
   #spentInWindow(now: number): number {
