@@ -11,21 +11,24 @@
  */
 
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
-import { DEFAULT_NOT_FOUND_GRACE_MS } from '../../src/journal/journal.js';
+import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js';
+import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
-import { Ledger } from './invariants.js';
-import { RELIABLE_JOURNAL, SimJournal } from './journal.js';
+import { budgetWindowViolations, Ledger } from './invariants.js';
+import { type JournalFaults, RELIABLE_JOURNAL, SimJournal } from './journal.js';
 import {
   type ClientSettings,
   check,
   clientFor,
   newReference,
+  PRODUCT_ID,
   pause,
   recoverOnce,
   type Sale,
   sell,
   settle,
   type World,
+  type WorldBudget,
   workerOptions,
 } from './processes.js';
 import { type Proc, Scheduler, T0 } from './scheduler.js';
@@ -38,6 +41,17 @@ const FAULT_PHASE_MS = 30 * MINUTE;
 const MAX_STEPS = 400_000;
 /** The longest a push of this world's clients can still take effect after it left (3 × 30 s + 2 × 8 s). */
 const LATEST_EFFECT_MS = 106_000;
+/**
+ * The longest a till's create may wait for a token while other processes hold the whole budget (healthy journal):
+ * the holders give the till's fair share back at their next renewal (at most 2 s apart, a window apart while their
+ * requests wait), it cools one window (1 020 ms), and the till's own renewal comes at most 250 ms after that; plus
+ * a second of slack for the timers' order.
+ */
+const CREATE_WAIT_BOUND_MS = 2_000 + 1_020 + 250 + 1_000;
+/** The budget probe measures the survivors' arrivals over this long, from a lease (and 2 s) after the others died. */
+const PROBE_MEASURE_MS = 10_000;
+/** The share of the key's limit the survivors must use then (they wait for tokens the whole time). */
+const PROBE_MIN_USE = 0.75;
 
 /** What may be taken out of a seed's world while shrinking a failure (each keeps the rest of the seed's draws). */
 export interface Reductions {
@@ -49,6 +63,7 @@ export interface Reductions {
   readonly noPauses?: boolean;
   readonly noClockJumps?: boolean;
   readonly noJournalFaults?: boolean;
+  readonly noBudget?: boolean;
 }
 
 export interface SimulationOptions {
@@ -111,16 +126,35 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   };
   const service = new Service(sim, seededRandom(seed ^ 0x5e41ce), faults);
   service.refuses = (amount) => amount % 10 === 7;
-  const journalFaults = reduce.noJournalFaults
-    ? RELIABLE_JOURNAL
+  const journalFaults: JournalFaults = reduce.noJournalFaults
+    ? { ...RELIABLE_JOURNAL }
     : {
         maxLatencyMs: Math.floor(random() * 300),
         failBefore: random() < 0.5 ? 0 : random() * 0.05,
         lostAck: random() < 0.5 ? 0 : random() * 0.05,
       };
+  // Issue 29's vocabulary: the key's shared budget (its own stream of draws: worlds without one keep theirs).
+  const budgetRandom = seededRandom(seed ^ 0xb0d6e7);
+  const budget: WorldBudget | undefined =
+    reduce.noBudget || budgetRandom() >= 0.35
+      ? undefined
+      : {
+          limit: pick(budgetRandom, [2, 3, 5, 10]),
+          leases: pick(budgetRandom, [[undefined], [MIN_BUDGET_LEASE_MS], [undefined, MIN_BUDGET_LEASE_MS]]),
+          random: budgetRandom,
+        };
+  if (budget !== undefined && !reduce.noJournalFaults) {
+    // The journal slow or failing at `takeBudget` sometimes: shares lapse locally, requests wait, never more.
+    journalFaults.budgetFail = budgetRandom() < 0.5 ? 0 : budgetRandom() * 0.2;
+    journalFaults.maxBudgetStallMs = budgetRandom() < 0.5 ? 0 : budgetRandom() * 8_000;
+  }
   const journal = new SimJournal(sim, seededRandom(seed ^ 0x10a4), journalFaults);
   service.sendingWrite = (proc, referenceId) => journal.sendingWrites.get(`${proc.id}:${referenceId}`);
-  service.sendingAck = (proc, referenceId) => journal.sendingAcks.get(`${proc.id}:${referenceId}`);
+  service.sendingIssue = (proc, referenceId) => journal.sendingIssues.get(`${proc.id}:${referenceId}`);
+  journal.onGrant = (proc, request, grant) =>
+    sim.log(
+      `budget: ${proc.name} keeps ${request.keep}, wants ${request.want} → share ${grant.share}, target ${grant.target}, ${grant.holders} holders`,
+    );
   service.lastWrite = (referenceId) => journal.lastWrite.get(referenceId);
   journal.lastStatusOf = (proc, referenceId) => service.lastStatus.get(`${proc.id}:${referenceId.toLowerCase()}`);
   const wrongPrefix = new Set<Proc>();
@@ -158,7 +192,38 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // starts then), and decides again right at that write + window + grace (or + window alone) ± a small lag: a
   // verdict a second early, or one that ignores the grace, lands inside the window of a push still in flight.
   const watchers = reduce.noRecovers || random() < 0.5 ? 0 : random() * 0.3;
-  journal.onSendingWrite = (_writer, record) => {
+  // Edge watchers (their own stream of draws): a process with the world's shortest grace that reads a record right
+  // after the write that let a push leave, then runs `recover()` on a ladder of times 150 ms apart from a second
+  // before that write + window + grace to just past it. Sometimes the writer dies as its write lands (the push never
+  // leaves: the record is old enough exactly then, not a second before). A verdict a second early lands on the
+  // ladder's first rungs (invariant 7); a verdict on its first 404 without the re-check, asked just before a commit at
+  // the window's edge, closes a record the service then holds (invariant 3, the end's contradictions).
+  const directed = seededRandom(seed ^ 0xed9e);
+  const edgeWatchers = reduce.noRecovers || directed() < 0.6 ? 0 : 0.05 + directed() * 0.2;
+  const orphans = directed() < 0.4 ? 0 : directed() * 0.6;
+  let edges = 0;
+  const watchEdge = (writer: Proc, record: PaymentRecord) => {
+    const window = record.sendWindowMs;
+    if (healed || window === undefined || !Number.isFinite(window) || directed() >= edgeWatchers) return;
+    const writtenAt = sim.now;
+    if (writer.mortal && /^(till|twin)/.test(writer.name) && directed() < orphans) {
+      ledger.probe('writer died as its write landed');
+      sim.kill(writer);
+    }
+    const grace = journal.minGraceMs;
+    sim.spawn(`edge${edges++}`, sim.now + directed() * 50, async (p) => {
+      const client = clientFor(world, p, { timeoutMs: 30_000, maxRetries: 0 }, { plainKey: true });
+      await recoverOnce(world, client, grace);
+      const target = writtenAt + window + grace;
+      for (let rung = 0; rung < 9; rung++) {
+        const at = target - 1_050 + rung * 150 + directed() * 100;
+        if (at > sim.now) await pause(at - sim.now);
+        await recoverOnce(world, client, grace);
+      }
+    });
+  };
+  journal.onSendingWrite = (writer, record) => {
+    if (edgeWatchers > 0) watchEdge(writer, record);
     if (watchers === 0 || random() >= watchers) return;
     const window = record.sendWindowMs;
     if (window === undefined || !Number.isFinite(window)) return;
@@ -190,6 +255,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     graces: pick(random, [[undefined], [undefined, 0, 30_000]]),
     decideAround,
     wrongPrefix,
+    budget,
+    budgeted: new Set(),
   };
   // The shortest grace of any decider: the world's readers, and `checkStatus`/`pollUntilSettled`'s default.
   journal.minGraceMs = Math.min(DEFAULT_NOT_FOUND_GRACE_MS, ...world.graces.map((grace) => grace ?? DEFAULT_NOT_FOUND_GRACE_MS));
@@ -297,12 +364,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     journal: journalFaults,
     knobs: sim.knobs,
     graces: world.graces,
+    ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases } }),
   });
   void newReference;
 
   time.install();
   let finished = false;
   let livenessBoundMs = 0;
+  const budgetProbe = { violations: [] as string[] };
   try {
     const tillsDone = () => sim.procs.every((p) => !/^(till|twin)/.test(p.name) || p.done || p.dead);
     finished = await sim.run(T0 + FAULT_PHASE_MS, MAX_STEPS, tillsDone);
@@ -326,6 +395,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     livenessBoundMs =
       settlementBoundMs({
         ...fleet,
+        // Under the key's shared budget the worker's turn comes at its share of the key (half, or one a second).
+        ...(budget === undefined
+          ? {}
+          : { requestsPerSecond: Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))) }),
         leaseMs: 90_000,
         notFoundGraceMs: Math.max(...world.graces.map((grace) => grace ?? 10_000)),
         sendWindowMs: LATEST_EFFECT_MS,
@@ -337,14 +410,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // Past the longest window a push of the world can still take effect in, with every record final: nothing can change.
     const settled = () => sim.now >= healedAt + LATEST_EFFECT_MS && journal.open.size === 0;
     finished = (await sim.run(healedAt + livenessBoundMs, MAX_STEPS * 2, settled)) && finished;
+    // What callers were told against the service, before the probe adds a payment of its own.
+    ledger.finish(await journal.store.list(), livenessBoundMs);
+    if (budget !== undefined && finished) finished = await probeBudget(world, budget, budgetProbe);
   } finally {
     time.restore();
+  }
+  if (budget !== undefined) {
+    const counted = service.arrivals.filter((arrival) => world.budgeted.has(arrival.proc));
+    ledger.violations.push(
+      ...budgetWindowViolations(
+        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
+        budget.limit,
+      ),
+      ...budgetProbe.violations,
+    );
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
   ledger.violations.push(...journal.violations, ...service.violations);
   for (const escaped of time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
-  ledger.finish(await journal.store.list(), livenessBoundMs);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
   for (const [name, count] of journal.hits) ledger.probes.set(name, count);
   return {
@@ -363,6 +448,96 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       contendedSteps: sim.contendedSteps,
     },
   };
+}
+
+/**
+ * The budget probe, at the end of a world with a shared budget (the journal healthy): every process dies at once
+ * but one or two survivors that keep requests waiting for tokens; a lease (and 2 s) later the survivors must use
+ * most of the key's limit (the dead processes' shares came back, and renewals do not lose what they hold), and a
+ * till's create arriving then must leave within {@link CREATE_WAIT_BOUND_MS} of its journal write (its fair share
+ * comes back from the survivors; it is not starved behind their checks).
+ */
+async function probeBudget(world: World, budget: WorldBudget, out: { violations: string[] }): Promise<boolean> {
+  const { sim, service, journal } = world;
+  sim.onCrash = () => {};
+  // A healthy world: no process stalls (a stalled event loop holds its requests and renewals back, any budget's use).
+  sim.knobs = { ...sim.knobs, advanceWhileRunnable: 0 };
+  for (const proc of sim.live()) sim.kill(proc);
+  const diedAt = sim.now;
+  const lease = Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS));
+  const from = diedAt + lease + 2_000;
+  const to = from + PROBE_MEASURE_MS;
+  sim.log(`--- budget probe: everyone died; survivors measured from t+${((from - T0) / 1_000).toFixed(3)}s`);
+  const survivors = 1 + Math.floor(budget.random() * 2);
+  const known = [...world.saleOf.keys()];
+  const survivorProcs: Proc[] = [];
+  for (let s = 0; s < survivors; s++) {
+    const proc = sim.spawn(
+      `survivor${s}`,
+      diedAt,
+      async (p) => {
+        const client = clientFor(world, p, { timeoutMs: 5_000, maxRetries: 0 }, { plainKey: true });
+        const reference = known[0] ?? newReference(world, { id: 0, references: [], amount: 10, phoneNumber: '260977123456' });
+        await Promise.all(
+          Array.from({ length: 2 * budget.limit + 2 }, async () => {
+            while (sim.now < to + 8_000) {
+              const before = sim.now;
+              try {
+                await client.checkStatus(reference);
+              } catch {
+                // Only arrivals count here.
+              }
+              if (sim.now === before) await pause(10);
+            }
+          }),
+        );
+      },
+      { mortal: false },
+    );
+    survivorProcs.push(proc);
+  }
+  // After the measure (a till keeps headroom for its next creates: the survivors' fair shares are smaller then).
+  const tillAt = to + budget.random() * 3_000;
+  let created: string | undefined;
+  let tillProc: Proc | undefined;
+  tillProc = sim.spawn(
+    'probe-till',
+    tillAt,
+    async (p) => {
+      const client = clientFor(world, p, { timeoutMs: 20_000, maxRetries: 0 }, { plainKey: true });
+      const sale: Sale = { id: 0, references: [], amount: 10, phoneNumber: '260977123456' };
+      const reference = newReference(world, sale);
+      try {
+        await client.initiate({ referenceId: reference, productId: PRODUCT_ID, phoneNumber: sale.phoneNumber, amount: 10 });
+        created = reference;
+      } catch (error) {
+        out.violations.push(
+          `BUDGET-CREATE: the probe's create failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+        );
+      }
+    },
+    { mortal: false },
+  );
+  const done = await sim.run(to + 9_000, sim.steps + MAX_STEPS);
+  const used = service.arrivals.filter((arrival) => arrival.at >= from && arrival.at < to && world.budgeted.has(arrival.proc)).length;
+  const needed = Math.floor(PROBE_MIN_USE * budget.limit * (PROBE_MEASURE_MS / 1_000));
+  if (used < needed)
+    out.violations.push(
+      `BUDGET-USE: ${used} arrivals in the ${PROBE_MEASURE_MS / 1_000} s from a lease after the others died (limit ${budget.limit}/s: at least ${needed} expected; ${survivorProcs.length} survivors waiting for tokens)`,
+    );
+  if (created !== undefined && tillProc !== undefined) {
+    const key = `${tillProc.id}:${created}`;
+    const acked = journal.sendingAcks.get(key);
+    const left = service.departures.get(key)?.[0];
+    if (acked !== undefined && left !== undefined && left - acked > CREATE_WAIT_BOUND_MS)
+      out.violations.push(
+        `BUDGET-CREATE: the probe's create left ${Math.round(left - acked)} ms after its journal write (bound ${CREATE_WAIT_BOUND_MS} ms; survivors waiting with checks)`,
+      );
+    sim.log(
+      `budget probe: create waited ${acked === undefined || left === undefined ? '?' : Math.round(left - acked)} ms; ${used} arrivals`,
+    );
+  }
+  return done || sim.now >= to + 8_000;
 }
 
 /** The command that replays `seed` (with its trace). */
