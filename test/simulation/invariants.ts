@@ -7,7 +7,9 @@
  * - a journaled create's `UnknownOutcomeError` carries `decidableAt` (unless the record's window is not known);
  * - at most one collection per sale, whatever its references (checked as each collection is created);
  * - once faults stop, every payment reaches a final state in agreement with the service within the documented
- *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`.
+ *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`;
+ * - under the key's shared budget, arrivals of its processes never exceed its limit in any 1 s window
+ *   (`budgetWindowViolations`; the probe of sim.ts checks that the budget comes back and is used).
  *
  * No vitest import (see scheduler.ts).
  */

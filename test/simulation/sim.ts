@@ -5,6 +5,7 @@
  * journal's faults; crashes and pauses), the scheduler runs it in virtual time, and the invariants (invariants.ts)
  * are checked on what callers were told. After the fault phase the faults stop and a settlement worker (restarted,
  * as operations would) must bring every payment to a final state within the liveness bound; no final `recover()`.
+ * In a world with the key's shared budget, the budget probe (`probeBudget`) comes last.
  *
  * Replay: `SIM_SEED=<n> npx vitest run test/simulation`. No vitest import: the benchmark and the worker-thread
  * sweep (`npm run sim`) load it under Node's type stripping.
@@ -49,7 +50,7 @@ const LATEST_EFFECT_MS = 106_000;
  */
 const CREATE_WAIT_BOUND_MS = 2_000 + 1_020 + 250 + 1_000;
 /** The budget probe measures the survivors' arrivals over this long, from a lease (and 2 s) after the others died. */
-const PROBE_MEASURE_MS = 10_000;
+const PROBE_MEASURE_MS = 5_000;
 /** The share of the key's limit the survivors must use then (they wait for tokens the whole time). */
 const PROBE_MIN_USE = 0.75;
 
@@ -136,7 +137,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // Issue 29's vocabulary: the key's shared budget (its own stream of draws: worlds without one keep theirs).
   const budgetRandom = seededRandom(seed ^ 0xb0d6e7);
   const budget: WorldBudget | undefined =
-    reduce.noBudget || budgetRandom() >= 0.35
+    reduce.noBudget || budgetRandom() >= 0.3
       ? undefined
       : {
           limit: pick(budgetRandom, [2, 3, 5, 10]),
@@ -382,7 +383,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // runs (restarted by operations). Every payment must now reach a final state within the bound.
     service.faults = { ...HEALTHY, dedupe: faults.dedupe, maxSettleMs: faults.maxSettleMs };
     journal.faults = RELIABLE_JOURNAL;
-    sim.knobs = { ...sim.knobs, crash: 0, pause: 0 };
+    // No event loop stalls either: the scheduler no longer lets time run past a process's due work (a stall of
+    // 433 s past the fleet worker's start broke the bound: seed 2706).
+    sim.knobs = { ...sim.knobs, crash: 0, pause: 0, advanceWhileRunnable: 0 };
     for (const proc of sim.procs) proc.pausedUntil = 0;
     // Operations fix a wrong baseUrl (the worker reported it: configurationProblem): those processes stop, and the
     // leases they held run out.
@@ -415,7 +418,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     finished = (await sim.run(healedAt + livenessBoundMs, MAX_STEPS * 2, settled)) && finished;
     // What callers were told against the service, before the probe adds a payment of its own.
     ledger.finish(await journal.store.list(), livenessBoundMs);
-    if (budget !== undefined && finished) finished = await probeBudget(world, budget, budgetProbe);
+    // The probe in most of them (it costs about as many steps as the rest of the world).
+    if (budget !== undefined && finished && budget.random() < 0.6) finished = await probeBudget(world, budget, budgetProbe);
   } finally {
     time.restore();
   }
@@ -463,8 +467,6 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 async function probeBudget(world: World, budget: WorldBudget, out: { violations: string[] }): Promise<boolean> {
   const { sim, service, journal } = world;
   sim.onCrash = () => {};
-  // A healthy world: no process stalls (a stalled event loop holds its requests and renewals back, any budget's use).
-  sim.knobs = { ...sim.knobs, advanceWhileRunnable: 0 };
   for (const proc of sim.live()) sim.kill(proc);
   const diedAt = sim.now;
   const lease = Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS));
@@ -481,9 +483,17 @@ async function probeBudget(world: World, budget: WorldBudget, out: { violations:
       async (p) => {
         const client = clientFor(world, p, { timeoutMs: 5_000, maxRetries: 0 }, { plainKey: true });
         const reference = known[0] ?? newReference(world, { id: 0, references: [], amount: 10, phoneNumber: '260977123456' });
+        // One check now (it holds a share, and renews it while the dead shares run out), then more checks than
+        // the limit from half a lease on: they wait for tokens the whole measure.
+        try {
+          await client.checkStatus(reference);
+        } catch {
+          // Only arrivals count here.
+        }
+        await pause(diedAt + lease / 2 - sim.now);
         await Promise.all(
-          Array.from({ length: 2 * budget.limit + 2 }, async () => {
-            while (sim.now < to + 8_000) {
+          Array.from({ length: budget.limit + 2 }, async () => {
+            while (sim.now < to + 6_000) {
               const before = sim.now;
               try {
                 await client.checkStatus(reference);
@@ -500,7 +510,7 @@ async function probeBudget(world: World, budget: WorldBudget, out: { violations:
     survivorProcs.push(proc);
   }
   // After the measure (a till keeps headroom for its next creates: the survivors' fair shares are smaller then).
-  const tillAt = to + budget.random() * 3_000;
+  const tillAt = to + budget.random() * 1_500;
   let created: string | undefined;
   let tillProc: Proc | undefined;
   tillProc = sim.spawn(
@@ -521,7 +531,7 @@ async function probeBudget(world: World, budget: WorldBudget, out: { violations:
     },
     { mortal: false },
   );
-  const done = await sim.run(to + 9_000, sim.steps + MAX_STEPS);
+  const done = await sim.run(to + 7_000, sim.steps + MAX_STEPS);
   const used = service.arrivals.filter((arrival) => arrival.at >= from && arrival.at < to && world.budgeted.has(arrival.proc)).length;
   const needed = Math.floor(PROBE_MIN_USE * budget.limit * (PROBE_MEASURE_MS / 1_000));
   if (used < needed)
@@ -540,7 +550,7 @@ async function probeBudget(world: World, budget: WorldBudget, out: { violations:
       `budget probe: create waited ${acked === undefined || left === undefined ? '?' : Math.round(left - acked)} ms; ${used} arrivals`,
     );
   }
-  return done || sim.now >= to + 8_000;
+  return done || sim.now >= to + 6_000;
 }
 
 /** The command that replays `seed` (with its trace). */
