@@ -126,7 +126,12 @@ export class Service {
   readonly violations: string[] = [];
   readonly hits = new Map<string, number>();
   /** Every request's arrival (true time, its process), in order: the shared budget's windows are counted on them. */
-  readonly arrivals: { readonly at: number; readonly proc: Proc }[] = [];
+  readonly arrivals: { readonly at: number; readonly proc: Proc; readonly stalled: boolean }[] = [];
+  /**
+   * Whether `proc`'s share of the key's budget has stopped counting in the journal (its last grant's lease ran out):
+   * a request leaving then from a stalled process is one no lease can stop (sim.ts).
+   */
+  pastLease: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
   readonly departures = new Map<string, number[]>();
   #requests = 0;
@@ -198,6 +203,9 @@ export class Service {
           // No push leaves after its sender's window (the attempt's deadline is there to stop it), counted from when
           // the write that let it leave was issued: the SDK reads its clock before issuing the write.
           const since = pushed === undefined ? undefined : this.sendingIssue(caller.proc, pushed);
+          // A stalled event loop (its due work waits) past its share's lease: the token was taken in time, the request
+          // leaves only now.
+          const stalled = sim.busy(caller.proc) && this.pastLease(caller.proc);
           if (pushed !== undefined) {
             const key = `${caller.proc.id}:${pushed}`;
             this.departures.set(key, [...(this.departures.get(key) ?? []), sim.now]);
@@ -225,7 +233,7 @@ export class Service {
             return true;
           };
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
-            this.arrivals.push({ at: sim.now, proc: caller.proc });
+            this.arrivals.push({ at: sim.now, proc: caller.proc, stalled });
             if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
               const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
               // The effect's latest time: the caller's window after its write that let this attempt leave (the world's
