@@ -7,7 +7,9 @@
  * - a journaled create's `UnknownOutcomeError` carries `decidableAt` (unless the record's window is not known);
  * - at most one collection per sale, whatever its references (checked as each collection is created);
  * - once faults stop, every payment reaches a final state in agreement with the service within the documented
- *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`.
+ *   bound (`settlementBoundMs`, plus the service's own settlement time: sim.ts), without a final `recover()`;
+ * - under the key's shared budget, arrivals of its processes never exceed its limit in any 1 s window
+ *   (`budgetWindowViolations`; the probe of sim.ts checks that the budget comes back and is used).
  *
  * No vitest import (see scheduler.ts).
  */
@@ -15,6 +17,7 @@ import { StatusWords } from '../../src/collections/status-words.js';
 import { TapCollectionsError, type UnknownOutcomeError } from '../../src/core/errors.js';
 import { isOpenPaymentState, type PaymentRecord, sendWindowOf } from '../../src/journal/journal.js';
 import type { Sale } from './processes.js';
+import { T0 } from './scheduler.js';
 import type { Collection, Service } from './service.js';
 
 const STATUS_WORDS = new StatusWords();
@@ -179,4 +182,30 @@ export class Ledger {
         this.violations.push(`TOLD-NOT-CREATED: ${short(reference)} was answered ${name} but the service holds it`);
     }
   }
+}
+
+/** One arrival at the service: its true time and its process's name. */
+export interface Arrival {
+  readonly at: number;
+  readonly by: string;
+}
+
+/**
+ * The key's shared budget: arrivals of the processes that draw on it never exceed `limit` in any 1 s window of true
+ * time (sliding: `limit + 1` arrivals less than 1 000 ms apart break it). Reports the first such window.
+ */
+export function budgetWindowViolations(arrivals: readonly Arrival[], limit: number): string[] {
+  for (let i = 0; i + limit < arrivals.length; i++) {
+    const first = arrivals[i] as Arrival;
+    const last = arrivals[i + limit] as Arrival;
+    if (last.at - first.at < 1_000) {
+      const inWindow = arrivals.slice(i, i + limit + 1);
+      const by = new Map<string, number>();
+      for (const arrival of inWindow) by.set(arrival.by, (by.get(arrival.by) ?? 0) + 1);
+      return [
+        `BUDGET-WINDOW: ${limit + 1} arrivals in ${Math.round(last.at - first.at)} ms from t+${((first.at - T0) / 1_000).toFixed(3)}s (limit ${limit}/s): ${[...by].map(([name, count]) => `${name} ×${count}`).join(', ')}`,
+      ];
+    }
+  }
+  return [];
 }

@@ -7,6 +7,7 @@
  * No vitest import (see scheduler.ts).
  */
 import { JournalError } from '../../src/core/errors.js';
+import type { BudgetGrant, BudgetRequest } from '../../src/journal/budget.js';
 import {
   DEFAULT_NOT_FOUND_GRACE_MS,
   isOpenPaymentState,
@@ -23,6 +24,10 @@ export interface JournalFaults {
   failBefore: number;
   /** A write is applied, then its acknowledgement is lost (the caller sees `JournalError`). */
   lostAck: number;
+  /** A `takeBudget` fails (after its latency, not applied): the holder spends what is left of its share, then waits. */
+  budgetFail?: number;
+  /** A `takeBudget` is slow: up to this much more latency (a busy database), so shares lapse locally meanwhile. */
+  maxBudgetStallMs?: number;
 }
 
 export const RELIABLE_JOURNAL: JournalFaults = { maxLatencyMs: 0, failBefore: 0, lostAck: 0 };
@@ -46,6 +51,11 @@ export class SimJournal {
    * may leave up to the write's round trip after `sendingWrites` (service.ts checks departures against it).
    */
   readonly sendingAcks = new Map<string, number>();
+  /**
+   * True time the writer issued that write (before its latency): an attempt's deadline counts from a clock reading
+   * before the write is issued (journaled-initiate.ts), so no push leaves later than its window after this.
+   */
+  readonly sendingIssues = new Map<string, number>();
   /** References whose record is open (kept as writes land, so the runner can tell when all are final without a read). */
   readonly open = new Set<string>();
   /** The last applied write of each reference: its version, true time, process and state. */
@@ -57,6 +67,8 @@ export class SimJournal {
   /** The last status answer `proc` had for a reference (service.ts), and whether its baseUrl is wrong (sim.ts). */
   lastStatusOf: (proc: Proc, referenceId: string) => string | undefined = () => undefined;
   wrongPrefix: (proc: Proc) => boolean = () => false;
+  /** Called when the journal grants a holder its share (the budget's trace: sim.ts). */
+  onGrant: (proc: Proc, request: BudgetRequest, grant: BudgetGrant) => void = () => {};
   /** Called when a process's write lets a push leave (directed deciders watch from there: sim.ts). */
   onSendingWrite: (proc: Proc, record: PaymentRecord) => void = () => {};
 
@@ -140,19 +152,26 @@ export class SimJournal {
 
   /** The journal as `proc` reaches it. */
   forProcess(proc: Proc): PaymentJournal {
-    const call = <T>(label: string, write: boolean, apply: () => Promise<T>, acked: () => void = () => {}): Promise<T> => {
+    const call = <T>(
+      label: string,
+      write: boolean,
+      apply: (issuedAt: number) => Promise<T>,
+      acked: () => void = () => {},
+      stallMs = 0,
+    ): Promise<T> => {
       const sim = this.#sim;
       const random = this.#random;
       const f = this.faults;
       const latency = () => Math.floor(random() * (f.maxLatencyMs + 1));
+      const issuedAt = sim.now;
       return new Promise<T>((resolve, reject) => {
-        sim.at(sim.now + latency(), proc, `journal ${label}`, () => {
+        sim.at(sim.now + latency() + stallMs, proc, `journal ${label}`, () => {
           if (f.failBefore > 0 && random() < f.failBefore) {
             this.#hit('journal failed before applying');
             reject(new JournalError(`Payment journal: ${label} failed (simulated)`, undefined, undefined));
             return;
           }
-          apply().then(
+          apply(issuedAt).then(
             (value) => {
               const lost = write && f.lostAck > 0 && random() < f.lostAck;
               if (lost) this.#hit('journal write applied, acknowledgement lost');
@@ -175,12 +194,13 @@ export class SimJournal {
         call(
           `insert ${short(record.referenceId)}`,
           true,
-          async () => {
+          async (issuedAt) => {
             const inserted = await store.insert(record);
             this.#note(inserted);
             this.#wrote(proc, inserted);
             if (inserted !== undefined && inserted.state === 'initiating') {
               this.sendingWrites.set(`${proc.id}:${record.referenceId}`, sim.now);
+              this.sendingIssues.set(`${proc.id}:${record.referenceId}`, issuedAt);
               this.onSendingWrite(proc, inserted);
             }
             return inserted;
@@ -191,7 +211,7 @@ export class SimJournal {
         call(
           `transition ${short(referenceId)} v${version} → ${change.state}`,
           true,
-          async () => {
+          async (issuedAt) => {
             const before = await store.get(referenceId);
             const result = await store.transition(referenceId, version, change);
             if (result.applied) {
@@ -201,6 +221,7 @@ export class SimJournal {
             }
             if (result.applied && change.state === 'initiating') {
               this.sendingWrites.set(`${proc.id}:${referenceId}`, sim.now);
+              this.sendingIssues.set(`${proc.id}:${referenceId}`, issuedAt);
               if (result.record !== undefined) this.onSendingWrite(proc, result.record);
             } else if (!result.applied) this.hits.set('compare-and-set lost', (this.hits.get('compare-and-set lost') ?? 0) + 1);
             return result;
@@ -216,6 +237,28 @@ export class SimJournal {
       lease: (request) => call('lease', true, () => store.lease(request)),
       renew: (owner, ids, leaseMs) => call('renew', true, () => store.renew(owner, ids, leaseMs)),
       release: (owner, ids) => call('release', true, () => store.release(owner, ids)),
+      // The key's shared budget (a write: a renewal applied whose acknowledgement is lost leaves the holder with less
+      // than the journal counts, never more). Slow or failing sometimes: the holder's share lapses locally meanwhile.
+      takeBudget: (request) => {
+        const f = this.faults;
+        const stall = (f.maxBudgetStallMs ?? 0) > 0 && this.#random() < 0.2 ? Math.floor(this.#random() * (f.maxBudgetStallMs ?? 0)) : 0;
+        return call(
+          `takeBudget ${request.holder.slice(0, 8)} keep ${request.keep} want ${request.want}`,
+          true,
+          async () => {
+            if ((f.budgetFail ?? 0) > 0 && this.#random() < (f.budgetFail ?? 0)) {
+              this.#hit('takeBudget failed');
+              throw new JournalError('Payment journal: takeBudget failed (simulated)', undefined, undefined);
+            }
+            if (stall > 0) this.#hit('takeBudget slow');
+            const grant = await store.takeBudget(request);
+            this.onGrant(proc, request, grant);
+            return grant;
+          },
+          () => {},
+          stall,
+        );
+      },
     };
   }
 }

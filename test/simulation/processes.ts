@@ -52,6 +52,18 @@ export interface World {
   readonly wrongPrefix: Set<Proc>;
   /** Sometimes starts a `recover()` right around a verdict's earliest time (journal clock): a directed race to decide. */
   readonly decideAround: (decidableAt: string) => void;
+  /** The key's shared budget of this world (`requestsPerSecond` on every client), if it has one. */
+  readonly budget?: WorldBudget | undefined;
+  /** Processes whose client draws on the shared budget: their arrivals at the service are counted against it. */
+  readonly budgeted: Set<Proc>;
+}
+
+/** A world's shared budget: the key's limit, and the leases its processes draw from (`undefined`: the default). */
+export interface WorldBudget {
+  readonly limit: number;
+  readonly leases: readonly (number | undefined)[];
+  /** Draws of this world's budget (its own stream: worlds without a budget keep their draws). */
+  readonly random: () => number;
 }
 
 /** The service-side bound of a push of this client (the world's physics, not the SDK's rule). */
@@ -65,6 +77,8 @@ export interface Setup {
   readonly wrongPrefix?: boolean;
   /** Writes records as the previous release did: without `sendWindowMs`. */
   readonly previousRelease?: boolean;
+  /** The key as a string (no key function taking its time): directed measures of a create's wait (sim.ts). */
+  readonly plainKey?: boolean;
 }
 
 /** The journal as a writer of the previous release sees it: its inserts carry no window. */
@@ -81,10 +95,18 @@ function previousReleaseJournal(journal: PaymentJournal): PaymentJournal {
 export function clientFor(world: World, proc: Proc, settings: ClientSettings, setup: Setup = {}): CollectionsClient {
   if (setup.wrongPrefix) world.wrongPrefix.add(proc);
   const journal = world.journal.forProcess(proc);
+  const budget = world.budget;
+  let shared = {};
+  if (budget !== undefined) {
+    world.budgeted.add(proc);
+    const leaseMs = pick(budget.random, budget.leases);
+    shared = { requestsPerSecond: budget.limit, ...(leaseMs === undefined ? {} : { budgetLeaseMs: leaseMs }) };
+  }
+  const slowKey = world.random() < 0.3 && setup.plainKey !== true;
   return new CollectionsClient({
     // Sometimes a key function that takes its time (a vault): the attempt's deadline must still hold.
-    apiKey:
-      world.random() < 0.3 ? () => new Promise<string>((resolve) => setTimeout(() => resolve(API_KEY), world.random() * 15_000)) : API_KEY,
+    apiKey: slowKey ? () => new Promise<string>((resolve) => setTimeout(() => resolve(API_KEY), world.random() * 15_000)) : API_KEY,
+    ...shared,
     baseUrl: setup.wrongPrefix ? `${BASE_URL}/api/v2` : BASE_URL,
     fetch: world.service.fetchFor({ proc, sendWindowMs: windowOf(settings) }),
     journal: setup.previousRelease ? previousReleaseJournal(journal) : journal,

@@ -32,6 +32,9 @@ export const SOMETIMES: readonly string[] = [
   'bare 404 (proxy)',
   'journal clock stepped forward',
   'record closed by hand',
+  'takeBudget failed',
+  'takeBudget slow',
+  'writer died as its write landed',
 ];
 
 export interface Sweep {
@@ -75,6 +78,7 @@ const REDUCTIONS: readonly Reductions[] = [
   { noPauses: true },
   { noClockJumps: true },
   { noJournalFaults: true },
+  { noBudget: true },
 ];
 
 /** Takes parts of the seed's world out, one at a time, keeping each that still violates; the smallest failing run. */

@@ -114,8 +114,8 @@ export class Service {
   onCreate: (collection: Collection) => void = () => {};
   /** True time of the caller's last journal write that let a push of `referenceId` leave (journal.ts). */
   sendingWrite: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
-  /** True time the caller learnt that write had landed (its acknowledgement; journal.ts). */
-  sendingAck: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
+  /** True time the caller issued that write (before the journal's latency; journal.ts). */
+  sendingIssue: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
   /** The last write applied to a reference's record: by which process, in which state (journal.ts). */
   lastWrite: (referenceId: string) => { proc: Proc; state: string } | undefined = () => undefined;
   /** An operator's hand close of a record (journal.ts). */
@@ -125,6 +125,15 @@ export class Service {
   /** Pushes that left when they must not have (the attempt's deadline, a writer overtaken). */
   readonly violations: string[] = [];
   readonly hits = new Map<string, number>();
+  /** Every request's arrival (true time, its process), in order: the shared budget's windows are counted on them. */
+  readonly arrivals: { readonly at: number; readonly proc: Proc; readonly stalled: boolean }[] = [];
+  /**
+   * Whether `proc`'s share of the key's budget has stopped counting in the journal (its last grant's lease ran out):
+   * a request leaving then from a stalled process is one no lease can stop (sim.ts).
+   */
+  pastLease: (proc: Proc) => boolean = () => false;
+  /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
+  readonly departures = new Map<string, number[]>();
   #requests = 0;
 
   constructor(sim: Scheduler, random: () => number, faults: ServiceFaults) {
@@ -191,8 +200,16 @@ export class Service {
           }
         }
         const depart = () => {
-          // No push leaves after its sender's window (the attempt's deadline is there to stop it).
-          const since = pushed === undefined ? undefined : this.sendingAck(caller.proc, pushed);
+          // No push leaves after its sender's window (the attempt's deadline is there to stop it), counted from when
+          // the write that let it leave was issued: the SDK reads its clock before issuing the write.
+          const since = pushed === undefined ? undefined : this.sendingIssue(caller.proc, pushed);
+          // A stalled event loop (its due work waits) past its share's lease: the token was taken in time, the request
+          // leaves only now.
+          const stalled = sim.busy(caller.proc) && this.pastLease(caller.proc);
+          if (pushed !== undefined) {
+            const key = `${caller.proc.id}:${pushed}`;
+            this.departures.set(key, [...(this.departures.get(key) ?? []), sim.now]);
+          }
           // Clocks drift by up to 0.01 % (the deadline is read on the sender's clock): 0.02 % of slack.
           // A process whose due work waits (the scheduler let time move on while it was busy: its deadline's timer
           // may be among that work) is a stalled event loop the attempt's deadline cannot reach in time.
@@ -200,7 +217,7 @@ export class Service {
           if (late && sim.busy(caller.proc)) this.#hit('push left late from a busy process');
           else if (late && since !== undefined)
             this.violations.push(
-              `LATE-PUSH: ${id} left ${Math.round(sim.now - since)} ms after the acknowledgement of the write that let it leave (window ${caller.sendWindowMs} ms)`,
+              `LATE-PUSH: ${id} left ${Math.round(sim.now - since)} ms after it issued the write that let it leave (window ${caller.sendWindowMs} ms)`,
             );
           if (this.#chance(f.refuse)) {
             this.#hit('refused connection');
@@ -216,6 +233,7 @@ export class Service {
             return true;
           };
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
+            this.arrivals.push({ at: sim.now, proc: caller.proc, stalled });
             if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
               const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
               // The effect's latest time: the caller's window after its write that let this attempt leave (the world's
