@@ -20,6 +20,7 @@ import {
   RequestValidationError,
   UnknownOutcomeError,
 } from '../core/errors.js';
+import { monotonicNow } from '../core/monotonic.js';
 import { maskPhoneNumber } from '../core/redact.js';
 import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
@@ -46,7 +47,8 @@ export interface JournaledSend<Result extends InitiatedCollection> {
   readonly sendWindowMs: number;
   /**
    * The create with its retries and reconciling. Calls `beforeAttempt` before each attempt it sends; the
-   * attempt must not leave, nor last, past the deadline (epoch ms) it resolves with.
+   * attempt must not leave, nor last, past the deadline it resolves with (this process's monotonic clock,
+   * `monotonicNow()`: a step of the wall clock never carries an attempt past its window).
    */
   readonly send: (beforeAttempt: () => Promise<number>) => Promise<Result>;
   /** One status check by reference (with retries): the status, or `undefined` on 404. */
@@ -95,7 +97,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
   // Read before the write is issued: the attempt's deadline counts from here, never from the acknowledgement, so a
   // pause between the write landing and this process hearing of it (GC, a suspended VM, a slow journal) can only
   // shorten the attempt, never carry it past the window readers measure from `updatedAt` (the write landing).
-  const writeIssuedAt = Date.now();
+  const writeIssuedAt = monotonicNow();
   const inserted = await binding.use('write the payment before sending it (nothing was sent)', payment.referenceId, (journal) =>
     journal.insert(record),
   );
@@ -175,7 +177,7 @@ async function reconcile<Result extends InitiatedCollection>(
   // Not at the service. Once the journal's clock proves no earlier attempt can still arrive, this call takes the
   // record over (a compare-and-set on the version it judged) and sends it; until then, sending could push twice.
   // The takeover's write happens inside the verdict: its attempt's deadline counts from before it (see initiateOnce).
-  const takeoverIssuedAt = Date.now();
+  const takeoverIssuedAt = monotonicNow();
   const verdict = await binding.settleNotFound(
     referenceId,
     NOT_FOUND_GRACE_MS,
@@ -236,14 +238,14 @@ async function sendAndRecord<Result extends InitiatedCollection>(
   let own = written;
   let fresh = true;
   let attempts = 0;
-  /** When the write of this call's last `initiating` version was issued (this process's clock). */
+  /** When the write of this call's last `initiating` version was issued (this process's monotonic clock). */
   let issuedAt = writeIssuedAt;
   const beforeAttempt = async (): Promise<number> => {
     attempts++;
     if (!fresh) {
       // A resend: write first (compare-and-set on this call's last write), so an attempt is never in flight
       // while the record looks untouched; stop if anyone wrote meanwhile.
-      issuedAt = Date.now();
+      issuedAt = monotonicNow();
       const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs }, BY, own);
       if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);
       own = touched.record;

@@ -15,6 +15,7 @@ import {
   type ValidationIssue,
 } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
+import { monotonicNow } from '../core/monotonic.js';
 import { isRetryable } from '../core/retry.js';
 import { sleep } from '../core/sleep.js';
 import { isNotSentVerdict } from './not-found-evidence.js';
@@ -171,7 +172,7 @@ export function agedPauseMs(scheduled: number, ageMs: number, maxIntervalMs: num
 
 /**
  * One status check: a single attempt limited to `timeoutMs`, whose waits before sending (the key function,
- * the concurrency queue) end at `deadline` (epoch ms) with a `TimeoutError`. The poll itself rides failures out.
+ * the concurrency queue) end at `deadline` (`monotonicNow()` ms) with a `TimeoutError`. The poll itself rides failures out.
  * A 404 comes back judged by the one 404 rule: `UnknownOutcomeError` (a verdict not yet provable: keep waiting),
  * a `NotFoundError` carrying a recorded `not-sent` verdict (end now), or a plain `NotFoundError` (the grace applies).
  */
@@ -201,7 +202,7 @@ export async function pollUntilSettled(
   const plan = planPoll(options, words, journaled);
   const { signal } = options;
   signal?.throwIfAborted();
-  const started = Date.now();
+  const started = monotonicNow();
   const deadline = started + plan.maxWaitMs;
   let lastStatus: CollectionStatus | undefined;
   // A 404 seen, and no status ever: nothing with this reference was seen (the timeout says so).
@@ -217,7 +218,7 @@ export async function pollUntilSettled(
     ]);
   for (let pauseNumber = 0; ; pauseNumber++) {
     let pauseMs = pollPauseMs(pauseNumber, plan);
-    const remainingMs = deadline - Date.now();
+    const remainingMs = deadline - monotonicNow();
     if (remainingMs < 1) throw timedOut();
     const cutByDeadline = remainingMs < requestTimeoutMs;
     try {
@@ -239,12 +240,12 @@ export async function pollUntilSettled(
       if (error instanceof UnknownOutcomeError) undecided = error;
       if (cutByDeadline && error instanceof TimeoutError) throw timedOut();
       const waitingFor404 =
-        error instanceof UnknownOutcomeError || (error instanceof NotFoundError && Date.now() - started < plan.notFoundGraceMs);
+        error instanceof UnknownOutcomeError || (error instanceof NotFoundError && monotonicNow() - started < plan.notFoundGraceMs);
       if (!waitingFor404 && !isRetryable(error)) throw error;
       if (error instanceof ApiError && error.retryAfterMs !== undefined) pauseMs = Math.max(pauseMs, error.retryAfterMs);
       logger.debug(`status check of ${referenceId} failed; still waiting`, { reason: (error as Error).message });
     }
-    const leftMs = deadline - Date.now();
+    const leftMs = deadline - monotonicNow();
     if (pauseMs >= leftMs) {
       await sleep(Math.max(0, leftMs), signal);
       throw timedOut();

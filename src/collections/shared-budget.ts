@@ -11,6 +11,7 @@
  */
 import { TimeoutError } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
+import { monotonicNow } from '../core/monotonic.js';
 import type { BudgetGrant } from '../journal/budget.js';
 import type { PaymentJournal } from '../journal/journal.js';
 
@@ -27,6 +28,12 @@ export type SharedLimit = number | 'adaptive';
  * service can hold more arrivals than the share.
  */
 export const SHARED_WINDOW_MS = 1_020;
+/**
+ * How long after its failure a request that got no answer (cut by its time limit, an abort or a reset) is assumed to
+ * reach the service at the latest: its token stays spent a window after that. A one-way delay longer than this, after
+ * the SDK gave the request up, is outside what the shared budget holds (docs/assumptions.md).
+ */
+export const CUT_REQUEST_ARRIVAL_MS = 2_000;
 /**
  * How often a holder renews its share at most; the journal's lease is shorter than the holder's by this much, so the
  * others learn of a dead holder's share within one lease period.
@@ -116,7 +123,7 @@ export class KeyBudget {
 
   /** The share this process may spend now, its fair share and the key's limit (the learnt one with `'adaptive'`). */
   get state(): { share: number; target: number; limit: number } {
-    return { share: this.#currentShare(Date.now()), target: this.#target, limit: this.#learnt };
+    return { share: this.#currentShare(monotonicNow()), target: this.#target, limit: this.#learnt };
   }
 
   /** Another client of this process declares a limit on the same key: the stricter holds (`'adaptive'` under a number). */
@@ -132,7 +139,7 @@ export class KeyBudget {
    * waiting request. The wait ends at the abort of `signal` (its reason) and at `deadline` (a {@link TimeoutError}).
    */
   take(lane: BudgetLane, signal?: AbortSignal, deadline?: number): Promise<void> {
-    const now = Date.now();
+    const now = monotonicNow();
     this.#lastTakeAt = now;
     this.#asked++;
     if (lane === 'create') this.#lastCreateAt = now;
@@ -176,7 +183,10 @@ export class KeyBudget {
    */
   observe(status: number): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    this.#spent.push(Date.now());
+    // A request that failed without an answer (a timeout, an abort, a reset) may have left and still be on its way:
+    // its token stays spent for as long as such a request is assumed to reach the service.
+    this.#spent.push(status === 0 ? monotonicNow() + CUT_REQUEST_ARRIVAL_MS : monotonicNow());
+    if (this.#spent.length > 1 && (this.#spent.at(-2) as number) > (this.#spent.at(-1) as number)) this.#spent.sort((a, b) => a - b);
     if (this.#creates.length + this.#others.length > 0) this.#drain();
     if (status !== 429) {
       if (status !== 0) this.#accepted++;
@@ -209,7 +219,7 @@ export class KeyBudget {
 
   /** Serves waiters, creates first, then arms the timer for when the next token frees. */
   #drain(): void {
-    const now = Date.now();
+    const now = monotonicNow();
     for (;;) {
       const waiter = this.#creates[0] ?? this.#others[0];
       if (waiter === undefined || !this.#tryTake(waiter.lane, now)) break;
@@ -258,17 +268,18 @@ export class KeyBudget {
 
   #renewSoon(): void {
     if (this.#renewing !== undefined) return;
-    const due = Math.max(0, this.#lastRenewAt + EARLY_RENEW_GAP_MS - Date.now());
+    const due = Math.max(0, this.#lastRenewAt + EARLY_RENEW_GAP_MS - monotonicNow());
     this.#armRenewal(due);
   }
 
   #renew(): Promise<void> {
     this.#renewing ??= this.#renewOnce().finally(() => {
       this.#renewing = undefined;
-      const now = Date.now();
+      const now = monotonicNow();
       const waiting = this.#creates.length + this.#others.length > 0;
       if (waiting && this.#currentShare(now) === 0) this.#renewSoon();
-      else if (waiting || now - this.#lastTakeAt < this.#leaseMs) {
+      // A request in flight keeps the share renewed however long it takes: its token is spent until a window after it.
+      else if (waiting || this.#inFlight > 0 || now - this.#lastTakeAt < this.#leaseMs) {
         // Above its fair share (others wait): give the excess back soon. Below it while waiting: ask again once the
         // tokens given back by others have cooled.
         // Growing (its whole demand granted, still waiting): ask again a window later rather than two.
@@ -287,7 +298,7 @@ export class KeyBudget {
   }
 
   async #renewOnce(): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     this.#lastRenewAt = sentAt;
     // The share last granted, even when it lapsed here: the journal counts it until its own lease ends (a window
     // later), and answers with the part it still counts. Keeping only what is valid here gave the whole share back
@@ -296,6 +307,9 @@ export class KeyBudget {
     // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
     let keep = Math.min(share, this.#target > 0 ? this.#target : share);
     if (!this.#saturated) keep = Math.min(keep, this.#headroom());
+    // Never less than the tokens still busy (in flight, or spent within the window): given back, they would cool
+    // from now, while their requests may still arrive later than that.
+    keep = Math.max(keep, Math.min(share, this.#spentInWindow(sentAt)));
     this.#share = keep;
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
     // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests

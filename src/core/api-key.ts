@@ -7,6 +7,7 @@
 import type { ResolvedConfig } from './config.js';
 import { ConfigurationError, TimeoutError } from './errors.js';
 import { headerValueProblem } from './headers.js';
+import { monotonicNow } from './monotonic.js';
 import { MIN_API_KEY_LENGTH } from './redact.js';
 import type { CallSettings } from './transport-types.js';
 import { boundedWait } from './wait.js';
@@ -22,7 +23,7 @@ export async function resolveApiKey(source: Exclude<ResolvedConfig['apiKey'], st
     const returned = source();
     // A slow key function is bounded like the request it precedes: by the abort, timeoutMs and the deadline.
     if (returned !== null && typeof returned === 'object') {
-      const leftMs = settings.deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, settings.deadline - Date.now());
+      const leftMs = settings.deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, settings.deadline - monotonicNow());
       const limitMs = Math.min(settings.timeoutMs, leftMs);
       key = await boundedWait(Promise.resolve(returned), settings.signal, limitMs, () => {
         limitError =

@@ -11,6 +11,7 @@
  * @module
  */
 import { BodyTooLargeError } from './body.js';
+import { monotonicNow } from './monotonic.js';
 
 /** What a {@link BodyStream} needs of the attempt that opened it. */
 export interface BodyStreamAttempt {
@@ -24,7 +25,7 @@ export interface BodyStreamAttempt {
   readonly release: () => void;
   /** Turns a failed read into the SDK's error (the caller's abort reason, a timeout, a connection failure). */
   readonly mapError: (error: unknown) => unknown;
-  /** When the whole body must have arrived (epoch milliseconds), if the attempt's time limit covers the body too. */
+  /** When the whole body must have arrived (`monotonicNow()` ms), if the attempt's time limit covers the body too. */
   readonly deadline?: number | undefined;
 }
 
@@ -60,7 +61,7 @@ export class BodyStream {
     const reader = this.#reader;
     if (this.#closed || reader === undefined) return undefined;
     const { controller, timeoutMs, deadline } = this.#attempt;
-    const limitMs = Math.max(0, Math.min(timeoutMs, budgetMs, deadline === undefined ? timeoutMs : deadline - Date.now()));
+    const limitMs = Math.max(0, Math.min(timeoutMs, budgetMs, deadline === undefined ? timeoutMs : deadline - monotonicNow()));
     const timer = setTimeout(() => controller.abort(), limitMs);
     try {
       controller.signal.throwIfAborted();

@@ -69,7 +69,7 @@ export interface CallSettings {
   /** This call's extra headers (the client's are in every request already). */
   readonly headers: Readonly<Record<string, string>> | undefined;
   /**
-   * When the whole call must end (epoch milliseconds; a poll's `maxWaitMs`): the waits before a request
+   * When the whole call must end (`monotonicNow()` ms; a poll's `maxWaitMs`): the waits before a request
    * (the key function, the concurrency queue) end there too, with {@link TimeoutError}.
    */
   readonly deadline?: number | undefined;

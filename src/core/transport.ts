@@ -22,6 +22,7 @@ import { mapErrorResponse } from './error-mapper.js';
 import { RequestValidationError, ResponseValidationError, type ServiceName, TimeoutError } from './errors.js';
 import { type AttemptInfo, guardInstrumentation, HookFailureReporter, type Instrumentation } from './instrumentation.js';
 import { LevelLogger } from './logger.js';
+import { monotonicNow } from './monotonic.js';
 import { networkFailure } from './network-failure.js';
 import { SecretRedactor } from './redact.js';
 import { redirectTarget } from './redirect.js';
@@ -225,7 +226,7 @@ export class Transport {
 
   /** A wait that must end at `deadline`: it then fails with {@link TimeoutError}, which a poll reads as its deadline. */
   #deadlineWait(deadline: number): { limitMs: number; onLimit: () => unknown } {
-    const limitMs = Math.max(0, deadline - Date.now());
+    const limitMs = Math.max(0, deadline - monotonicNow());
     return { limitMs, onLimit: () => new TimeoutError(limitMs) };
   }
 
@@ -296,7 +297,7 @@ export class Transport {
 
     const { controller: attempt, release } = followingController(settings.signal);
     // A deadline also cuts the request itself: a push journaled as sendable until then never leaves, or lasts, past it.
-    const limitMs = settings.deadline === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, settings.deadline - Date.now());
+    const limitMs = settings.deadline === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, settings.deadline - monotonicNow());
     if (limitMs <= 0) {
       release();
       throw new TimeoutError(settings.timeoutMs);
@@ -314,7 +315,7 @@ export class Transport {
       body === undefined
         ? (input, init) => this.#config.fetch(input, { ...init, signal })
         : (input, init) => this.#config.fetch(input, { ...init, signal, body });
-    const started = Date.now();
+    const started = monotonicNow();
     let url = `${this.#config.baseUrl}${spec.path}`;
     // A raw request's query may carry personal data: log lines name the path only.
     if (this.logger.debugEnabled) {
@@ -372,7 +373,7 @@ export class Transport {
           throw this.#networkFailure(error, settings, signal);
         }
         if (this.logger.debugEnabled) {
-          this.logger.debug(`← ${response.status} ${spec.method} ${pathOnly(spec.path)} in ${Date.now() - started} ms`);
+          this.logger.debug(`← ${response.status} ${spec.method} ${pathOnly(spec.path)} in ${Math.round(monotonicNow() - started)} ms`);
         }
         // The data the caller asked for is returned as sent (a key that also occurs in it must not corrupt
         // it); an error that keeps the body scrubs it through `scrub`.
@@ -414,7 +415,7 @@ export class Transport {
         path,
         status,
         requestId,
-        durationMs: Date.now() - started,
+        durationMs: monotonicNow() - started,
         attempt,
       });
       if (returned instanceof Promise) returned.catch((error: unknown) => this.#hookFailures.report('onResponse', error));

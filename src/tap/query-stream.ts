@@ -8,6 +8,7 @@
 import { BodyTooLargeError } from '../core/body.js';
 import { ResponseValidationError } from '../core/errors.js';
 import { JsonListError, JsonListScanner } from '../core/json-stream.js';
+import { monotonicNow } from '../core/monotonic.js';
 import type { HttpResult } from '../core/transport.js';
 import { toValidationIssues } from '../core/validation.js';
 import { type CustomerQuery, CustomerQuerySchema } from './schemas.js';
@@ -64,14 +65,14 @@ export async function* listItems(result: HttpResult, skip?: (itemText: string) =
         continue;
       }
       let chunk: Uint8Array | undefined;
-      const readStarted = Date.now();
+      const readStarted = monotonicNow();
       try {
         chunk = await stream.read(itemLimitMs - waitedMs);
       } catch (error) {
         if (error instanceof BodyTooLargeError) throw fail('', `the list is longer than maxListBytes (${error.limit} bytes)`);
         throw error;
       }
-      waitedMs += Date.now() - readStarted;
+      waitedMs += monotonicNow() - readStarted;
       if (chunk !== undefined) {
         scanner.feed(decoder.decode(chunk, { stream: true }));
         continue;

@@ -95,15 +95,18 @@ describe("an attempt's deadline", () => {
    * slow journal) would carry the push past that window: the simulation found a push committing 9.5 s after
    * `updatedAt + window + grace` that way. Here the acknowledgement arrives 29.9 s (of a 30 s limit) after the write
    * was issued: the attempt gets the 0.1 s left, not another 30 s (the test's own 10 s limit would stop the old rule).
+   * Meanwhile the wall clock steps back a minute: the deadline is on the monotonic clock, so the step gives the
+   * attempt nothing (on the wall clock it would have had 60.1 s more).
    */
-  it('counts from before the write was issued: an acknowledgement 29.9 s late leaves the attempt 0.1 s', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-25T10:00:00Z') });
+  it('counts from before the write was issued, on the monotonic clock: an acknowledgement 29.9 s late leaves the attempt 0.1 s, a wall clock stepped back a minute none more', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'], now: Date.parse('2026-11-25T10:00:00Z') });
     try {
       const journal = new MemoryJournal();
       const insert = journal.insert.bind(journal);
       journal.insert = async (record) => {
         const stored = await insert(record);
-        vi.setSystemTime(Date.now() + 29_900);
+        vi.advanceTimersByTime(29_900);
+        vi.setSystemTime(Date.now() - 60_000);
         return stored;
       };
       let aborted = false;

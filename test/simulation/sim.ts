@@ -12,7 +12,7 @@
  */
 
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
-import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js';
+import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.js';
 import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
@@ -342,6 +342,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // Clock jumps of processes and of the journal (forward and back) while faults last: a forward step of the journal's
   // clock makes its measure of a record's age early by the step; the deciding process's own monotonic watch
   // (performance.now, which never steps) is what keeps the verdict bound (journal.ts).
+  /** When the journal's clock stepped forward (true time): the shared budget trusts that clock for leases. */
+  const journalStepsForward: number[] = [];
   if (!reduce.noClockJumps) {
     for (let j = 0, jumps = Math.floor(random() * 4); j < jumps; j++) {
       const at = T0 + random() * FAULT_PHASE_MS;
@@ -353,6 +355,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         if (onJournal) {
           const step = size;
           journal.offset += step;
+          if (step > 0) journalStepsForward.push(sim.now);
           ledger.probe(step < 0 ? 'journal clock stepped back' : 'journal clock stepped forward');
           sim.log(`JOURNAL CLOCK ${step > 0 ? '+' : ''}${step} ms`);
           return;
@@ -432,9 +435,21 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // counted as a rare path, not failed: no lease can reach a process that does not run (as invariant 8's late push).
     if (service.arrivals.some((arrival) => arrival.stalled)) ledger.probe('request left a stalled process past its share lease');
     const counted = service.arrivals.filter((arrival) => world.budgeted.has(arrival.proc) && !arrival.stalled);
+    // The journal's clock decides when a share's lease ends: a forward step ends the leases of live holders early, and
+    // until they renew (within a renewal period) and their spending leaves the window, the shares may overlap. The
+    // documented limit of the guarantee (docs/assumptions.md); found at seeds 728 and 840. Windows that begin within a
+    // lease, a renewal and a window of such a step are counted as a rare path, not failed.
+    const longestLease = Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS));
+    const afterStep = (at: number) =>
+      journalStepsForward.some((stepAt) => at >= stepAt && at < stepAt + longestLease + 2 * SHARED_WINDOW_MS);
+    const overlaps = budgetWindowViolations(
+      counted.filter((arrival) => afterStep(arrival.at)).map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
+      budget.limit,
+    );
+    if (overlaps.length > 0) ledger.probe('shares overlapped after the journal clock stepped forward');
     ledger.violations.push(
       ...budgetWindowViolations(
-        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
+        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name, exempt: afterStep(arrival.at) })),
         budget.limit,
       ),
       ...budgetProbe.violations,
