@@ -58,6 +58,7 @@ async function oneBy(
   vi.advanceTimersByTime(1_000);
   const sink = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
   const checks: number[] = [];
+  const checkedIds: string[] = [];
   const settled: PaymentRecord[] = [];
   const start = (options: SettlementWorkerOptions = {}) =>
     startSettlementWorker(
@@ -73,6 +74,7 @@ async function oneBy(
         ...contextExtra,
         check: async (id) => {
           checks.push(Date.now());
+          checkedIds.push(id);
           const result = await answer(checks.length, id);
           if (result instanceof Error) throw result;
           return result;
@@ -86,7 +88,18 @@ async function oneBy(
     const current = (await journal.get(referenceId)) as PaymentRecord;
     await journal.transition(referenceId, current.version, change);
   };
-  return { journal, referenceId, checks, settled, start, lines, writeNow, record: () => journal.get(referenceId) };
+  return {
+    journal,
+    referenceId,
+    checks,
+    checkedIds,
+    settled,
+    start,
+    lines,
+    sinks: sink,
+    writeNow,
+    record: () => journal.get(referenceId),
+  };
 }
 
 /** A pending payment a till records `failed` while the worker's check is out, which answers `successful`. */
@@ -420,6 +433,123 @@ describe('a contradiction', () => {
     expect(world.lines('error')).toEqual([
       expect.stringContaining(`the service contradicts ${world.referenceId}, which the journal records as failed`),
     ]);
+    await worker.stop();
+  });
+});
+
+describe('a payment open past staleAfterMs', () => {
+  const pending: Answer = (_, id) => status(id, 'pending');
+
+  it('is given to onStale once, as the journal holds it, and checked on', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const stale: PaymentRecord[] = [];
+    const worker = world.start({ staleAfterMs: 5_000, onStale: (record) => void stale.push(record) });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(stale).toEqual([await world.record()]);
+    expect(stale[0]).toMatchObject({ referenceId: world.referenceId, state: 'pending' });
+    expect(world.lines('warn')).toEqual([]);
+    await worker.stop();
+  });
+
+  it('younger than staleAfterMs: not reported', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const onStale = vi.fn();
+    const worker = world.start({ staleAfterMs: 60_000, onStale });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(onStale).not.toHaveBeenCalled();
+    await worker.stop();
+  });
+
+  it('without onStale: one warn line naming the payment, when it opened and its state', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const worker = world.start({ staleAfterMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const record = (await world.record()) as PaymentRecord;
+    expect(world.lines('warn')).toEqual([
+      `[tap-collections-sdk] settlement worker: ${world.referenceId} has been open since ${record.createdAt}; still checking it, once a minute`,
+    ]);
+    expect(vi.mocked(world.sinks.warn).mock.calls[0]?.[1]).toEqual({ state: 'pending' });
+    await worker.stop();
+  });
+
+  it('onStale throwing: said at error, and the payment is checked on', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const worker = world.start({
+      staleAfterMs: 5_000,
+      onStale: () => {
+        throw new Error('the pager is down');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const checks = world.checks.length;
+    expect(world.lines('error')).toEqual([`[tap-collections-sdk] settlement worker: reporting stale payment ${world.referenceId} failed`]);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(world.checks.length).toBeGreaterThan(checks);
+    await worker.stop();
+  });
+
+  it.for([
+    ['settled by the time it is reported', 'successful'],
+    ['gone from the journal by then', undefined],
+  ] as const)('%s: not reported', async ([, state]) => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    // The report reads the record after the check: by then a till settled it (or an operator purged it).
+    const get = world.journal.get.bind(world.journal);
+    world.journal.get = async (referenceId) => {
+      const record = await get(referenceId);
+      if (record === undefined || world.checks.length === 0) return record;
+      return state === undefined ? undefined : { ...record, state };
+    };
+    const onStale = vi.fn();
+    const worker = world.start({ staleAfterMs: 5_000, onStale });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(1);
+    expect(onStale).not.toHaveBeenCalled();
+    expect(world.lines('warn')).toEqual([]);
+    await worker.stop();
+  });
+});
+
+describe('bookkeeping', () => {
+  it('429s without Retry-After in a row: the pause grows (the backoff of the 1st, then the 2nd rate limit)', async () => {
+    const world = await oneBy(
+      (call, id) => (call <= 2 ? new RateLimitError({ ...apiError, status: 429, message: 'slow down' }) : status(id, 'pending')),
+      'pending',
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    const [first, second, third] = world.checks as [number, number, number];
+    // backoffDelayMs(1) is 250–500 ms, backoffDelayMs(2) 500–1000 ms.
+    expect(second - first).toBeGreaterThanOrEqual(250);
+    expect(third - second).toBeGreaterThanOrEqual(500);
+    await worker.stop();
+  });
+
+  it('a payment found closed by someone else frees its place: the next payment is leased', async () => {
+    const world = await oneBy(async (call, id) => {
+      if (call === 1) await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
+      return status(id, 'pending');
+    }, 'unknown');
+    const worker = world.start({ maxLeasedPayments: 1, scanIntervalMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(world.checks).toHaveLength(1);
+    const next = randomUUID();
+    await world.journal.insert({
+      referenceId: next,
+      state: 'pending',
+      statusText: 'pending',
+      productId: randomUUID(),
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'x',
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(2);
+    expect(world.checkedIds.slice(1)).toContain(next);
+    expect(world.checkedIds.slice(1)).not.toContain(world.referenceId);
     await worker.stop();
   });
 });
