@@ -16,7 +16,7 @@ import type { PaymentChange, PaymentRecord, PaymentState } from '../../src/journ
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { RecordWatch } from '../../src/journal/record-watch.ts';
 
-type Answer = (call: number, referenceId: string) => CollectionStatus | Error | Promise<CollectionStatus | Error>;
+type Answer = (call: number, referenceId: string, signal?: AbortSignal) => CollectionStatus | Error | Promise<CollectionStatus | Error>;
 
 const status = (referenceId: string, statusText: string, transactionCode: string | null = null): CollectionStatus => ({
   referenceId,
@@ -72,10 +72,10 @@ async function oneBy(
         judgeNotFound: async () => undefined,
         watch,
         ...contextExtra,
-        check: async (id) => {
+        check: async (id, _timeoutMs, signal) => {
           checks.push(Date.now());
           checkedIds.push(id);
-          const result = await answer(checks.length, id);
+          const result = await answer(checks.length, id, signal);
           if (result instanceof Error) throw result;
           return result;
         },
@@ -385,6 +385,26 @@ describe('a 404 that is not judged evidence', () => {
     await worker.stop();
   });
 
+  it('a wrong base URL, then the service’s own 404: cleared (a judged 404 is an answer as the service)', async () => {
+    let wrong = true;
+    const world = await oneBy(() => notFound(), 'pending', 60_000, {
+      judgeNotFound: async () => {
+        if (wrong) throw misdirected();
+      },
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(worker.configurationProblem).toBeInstanceOf(WrongBaseUrlError);
+    wrong = false;
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(worker.configurationProblem).toBeUndefined();
+    expect(world.lines('warn')).toEqual([
+      expect.stringContaining('settlement worker: the base URL answers as the Collections API again; 404s are judged again'),
+    ]);
+    expect((await world.record())?.state).toBe('pending');
+    await worker.stop();
+  });
+
   it('a judgement that cannot be made and no retry can fix (401 from /health): logged at error, checked after maxIntervalMs', async () => {
     const unauthorized = new AuthenticationError({ ...apiError, status: 401, message: 'bad key' });
     const world = await oneBy(() => notFound(), 'unknown', 60_000, {
@@ -527,14 +547,19 @@ describe('bookkeeping', () => {
     await worker.stop();
   });
 
-  it('a payment found closed by someone else frees its place: the next payment is leased', async () => {
+  it.for([
+    ['found closed by someone else', 'successful'],
+    ['closed not-sent on a 404', 'not-sent'],
+  ] as const)('a payment %s frees its place: the next payment is leased', async ([, closed]) => {
     const world = await oneBy(async (call, id) => {
+      if (id === world.referenceId && closed === 'not-sent') return notFound();
       if (call === 1) await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
       return status(id, 'pending');
     }, 'unknown');
-    const worker = world.start({ maxLeasedPayments: 1, scanIntervalMs: 1_000 });
+    const worker = world.start({ maxLeasedPayments: 1, scanIntervalMs: 1_000, notFoundGraceMs: 0 });
     await vi.advanceTimersByTimeAsync(2_000);
-    expect(world.checks).toHaveLength(1);
+    expect((await world.record())?.state).toBe(closed);
+    const checksOfFirst = world.checks.length;
     const next = randomUUID();
     await world.journal.insert({
       referenceId: next,
@@ -547,9 +572,23 @@ describe('bookkeeping', () => {
       fingerprint: 'x',
     });
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(world.checks.length).toBeGreaterThanOrEqual(2);
-    expect(world.checkedIds.slice(1)).toContain(next);
-    expect(world.checkedIds.slice(1)).not.toContain(world.referenceId);
+    expect(world.checkedIds.slice(checksOfFirst)).toContain(next);
+    expect(world.checkedIds.slice(checksOfFirst)).not.toContain(world.referenceId);
     await worker.stop();
+  });
+
+  it('a check cut by stop(): nothing is decided or said about the payment afterwards', async () => {
+    const world = await oneBy(
+      (_, __, signal) => new Promise<Error>((resolve) => signal?.addEventListener('abort', () => resolve(signal.reason as Error))),
+      'unknown',
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    await worker.stop();
+    expect([...world.lines('debug'), ...world.lines('warn'), ...world.lines('error')]).not.toContainEqual(
+      expect.stringContaining(world.referenceId),
+    );
+    expect((await world.record())?.state).toBe('unknown');
   });
 });
