@@ -13,6 +13,7 @@ import {
   JournalError,
   MemoryJournal,
   type PaymentRecord,
+  RequestValidationError,
   UnknownOutcomeError,
   UnprocessableEntityError,
 } from '../../src/index.js';
@@ -27,6 +28,7 @@ import {
   inOrder,
   journalWithEarlier,
   json,
+  PRODUCT_ID,
   REFERENCE_ID,
   rejectionOf,
   serviceNotFound,
@@ -245,6 +247,39 @@ describe('a payment already in the journal', () => {
       expect(checksOfSecondCall).toBe(2);
     },
   );
+});
+
+describe('a different payment under the same referenceId whose fingerprint matches', () => {
+  // The fingerprint keeps 12 bits (src/journal/fingerprint.ts): one different payment in 4096 shares it. Product,
+  // amount, currency, narration and the masked number are compared field by field, and each comparison alone refuses.
+  it.for([
+    ['product', { productId: '0d7c6b5a-4938-4271-8a6b-5c4d3e2f1a0b' }],
+    ['amount', { amount: 30 }],
+    ['currency', { currency: 'USD' }],
+    ['narration', { narration: 'Till 9' }],
+    ['masked number', { phoneNumber: '260*******57' }],
+  ] as const)('another %s: RequestValidationError on referenceId, nothing sent', async ([, fields]) => {
+    // The record of collectionInput() (its fingerprint computed for it), with one field of another payment.
+    const { journal, record } = await journalWithEarlier('pending', 0, fields);
+    const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues).toEqual([
+      {
+        path: 'referenceId',
+        message: 'is already in the payment journal for a different payment (product, amount, number or narration differ)',
+      },
+    ]);
+    expect(requests).toEqual([]);
+    expect(await journal.get(REFERENCE_ID)).toEqual(record);
+  });
+
+  it('the same product in upper case is the same payment: resolves with it', async () => {
+    const { journal } = await journalWithEarlier('pending', 0, { productId: PRODUCT_ID.toUpperCase() });
+    await expect(collectionsClient({ journal }).initiate(collectionInput())).resolves.toEqual({
+      referenceId: REFERENCE_ID,
+      status: 'pending',
+    });
+  });
 });
 
 describe('two overlapping calls for one payment', () => {
