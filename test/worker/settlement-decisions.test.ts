@@ -528,6 +528,7 @@ describe('a payment open past staleAfterMs', () => {
     expect(world.checks.length).toBeGreaterThanOrEqual(1);
     expect(onStale).not.toHaveBeenCalled();
     expect(world.lines('warn')).toEqual([]);
+    expect(world.lines('error')).toEqual([]);
     await worker.stop();
   });
 });
@@ -550,9 +551,14 @@ describe('bookkeeping', () => {
   it.for([
     ['found closed by someone else', 'successful'],
     ['closed not-sent on a 404', 'not-sent'],
+    ['settled by someone else while its final status was read', 'failed'],
   ] as const)('a payment %s frees its place: the next payment is leased', async ([, closed]) => {
     const world = await oneBy(async (call, id) => {
       if (id === world.referenceId && closed === 'not-sent') return notFound();
+      if (call === 1 && closed === 'failed') {
+        await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
+        return status(id, 'failed');
+      }
       if (call === 1) await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
       return status(id, 'pending');
     }, 'unknown');
@@ -590,5 +596,17 @@ describe('bookkeeping', () => {
       expect.stringContaining(world.referenceId),
     );
     expect((await world.record())?.state).toBe('unknown');
+  });
+
+  it('a final status for a payment purged from the journal meanwhile: nothing delivered or said, checked no more', async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending');
+    const get = world.journal.get.bind(world.journal);
+    world.journal.get = async (referenceId) => (world.checks.length === 0 ? get(referenceId) : undefined);
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toEqual([]);
+    expect(world.lines('error')).toEqual([]);
+    await worker.stop();
   });
 });
