@@ -16,6 +16,7 @@ export default defineConfig({
       'test/journal/initiate.test.ts',
       'test/journal/initiate-overtaken.test.ts',
       'test/journal/initiate-outcome-evidence.test.ts',
+      'test/journal/initiate-decisions.test.ts',
       'test/journal/recover.test.ts',
       'test/journal/recover-rules.test.ts',
       'test/journal/state-machine-cases.test.ts',

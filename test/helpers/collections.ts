@@ -1,7 +1,15 @@
 /** Shared pieces of the Collections client tests: paths, builders, the 422 problem body, handlers, fake-time helpers. */
 import { HttpResponse, http } from 'msw';
 import { expect, vi } from 'vitest';
-import { type CollectionInput, type CollectionStatus, CollectionsClient, type CollectionsClientOptions } from '../../src/index.js';
+import {
+  type CollectionInput,
+  type CollectionStatus,
+  CollectionsClient,
+  type CollectionsClientOptions,
+  MemoryJournal,
+  type PaymentRecord,
+} from '../../src/index.js';
+import { paymentFingerprint } from '../../src/journal/fingerprint.js';
 import { API_KEY, COLLECTIONS_BASE_URL } from './fixtures.js';
 import type { RecordedRequest } from './msw.js';
 
@@ -191,4 +199,36 @@ export function scriptedFetch(...replies: (() => ScriptedReply)[]) {
 export async function flushUntil(condition: () => boolean, turns = 200): Promise<void> {
   for (let turn = 0; turn < turns && !condition(); turn++) await new Promise((resolve) => setImmediate(resolve));
   if (!condition()) throw new Error('flushUntil: the condition never held');
+}
+
+/**
+ * A journal holding a record as an earlier process would have left it for `collectionInput()`, written `ageMs`
+ * ago by the journal's own clock (the journal stamps its writes; its clock is moved on after the write).
+ */
+export async function journalWithEarlier(
+  state: PaymentRecord['state'],
+  ageMs: number,
+  fields: Partial<PaymentRecord> = {},
+): Promise<{ journal: MemoryJournal; record: PaymentRecord; clock: { offsetMs: number } }> {
+  const clock = { offsetMs: -ageMs };
+  const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+  const fingerprint = await paymentFingerprint({
+    referenceId: REFERENCE_ID,
+    productId: PRODUCT_ID,
+    amount: 25,
+    currency: 'ZMW',
+    phoneNumber: '260977123456',
+  });
+  const record = await journal.insert({
+    referenceId: REFERENCE_ID,
+    state,
+    productId: PRODUCT_ID,
+    amount: 25,
+    currency: 'ZMW',
+    phoneNumber: '260*******56',
+    fingerprint,
+    ...fields,
+  });
+  clock.offsetMs = 0;
+  return { journal, record: record as PaymentRecord, clock };
 }

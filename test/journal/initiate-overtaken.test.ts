@@ -27,7 +27,7 @@ const rateLimited = () => json(429, { success: false, message: 'slow down' }, { 
 const posts = () => requests.filter((request) => request.method === 'POST').length;
 
 /** The first POST answers 429; while it is answered, another process writes the record as `state`. */
-function overtakenBy(journal: MemoryJournal, state: PaymentState, statusText?: string) {
+function overtakenBy(journal: MemoryJournal, state: PaymentState, statusText?: string, sendWindowMs = 60_000) {
   server.use(
     http.post(INITIATE_URL, async () => {
       const current = (await journal.get(REFERENCE_ID)) as PaymentRecord;
@@ -35,7 +35,7 @@ function overtakenBy(journal: MemoryJournal, state: PaymentState, statusText?: s
         state,
         by: 'another process',
         ...(statusText === undefined ? {} : { statusText }),
-        ...(state === 'initiating' ? { sendWindowMs: 60_000 } : {}),
+        ...(state === 'initiating' ? { sendWindowMs } : {}),
       });
       expect(written.applied).toBe(true);
       return rateLimited();
@@ -77,6 +77,25 @@ describe('another writer between two attempts of one initiate', () => {
     );
     expect(posts()).toBe(1);
   });
+
+  it.for([
+    ['longer', 600_000],
+    ['shorter', 1_000],
+  ] as const)(
+    'took it over with a %s window than this call’s: decidableAt is the later of the two records’ bounds',
+    async ([, windowMs]) => {
+      const journal = new MemoryJournal();
+      overtakenBy(journal, 'initiating', undefined, windowMs);
+      const calledAt = Date.now();
+      const error = await rejectionOf(collectionsClient({ journal, maxRetries: 2 }).initiate(collectionInput()));
+      expect(error).toBeInstanceOf(UnknownOutcomeError);
+      const record = (await journal.get(REFERENCE_ID)) as PaymentRecord;
+      const decidableAt = Date.parse((error as UnknownOutcomeError).decidableAt ?? '');
+      // The other writer's attempt may arrive until its window ends; this call's own first attempt until its own does.
+      expect(decidableAt).toBeGreaterThanOrEqual(Date.parse(record.updatedAt) + windowMs + DEFAULT_NOT_FOUND_GRACE_MS);
+      expect(decidableAt).toBeGreaterThanOrEqual(calledAt + attemptWindowMs(2, 30_000) + DEFAULT_NOT_FOUND_GRACE_MS);
+    },
+  );
 
   it('closed it as not-sent (a recover() elsewhere): UnknownOutcomeError, never a resend of a closed payment', async () => {
     const journal = new MemoryJournal();

@@ -11,7 +11,6 @@ import {
   UnknownOutcomeError,
   UnprocessableEntityError,
 } from '../../src/index.js';
-import { paymentFingerprint } from '../../src/journal/fingerprint.js';
 import {
   CHECK_URL,
   collectionInput,
@@ -19,6 +18,7 @@ import {
   healthy,
   INITIATE_URL,
   inOrder,
+  journalWithEarlier,
   json,
   PRODUCT_ID,
   REFERENCE_ID,
@@ -42,38 +42,6 @@ const notFound = serviceNotFound;
 const sent = () => requests.filter((request) => request.path !== '/health').map((request) => request.method);
 const unavailable = () => json(503, { success: false }, { 'retry-after': '0' });
 const posts = () => requests.filter((request) => request.method === 'POST').length;
-
-/**
- * A journal holding a record as an earlier process would have left it for `collectionInput()`, written `ageMs`
- * ago by the journal's own clock (the journal stamps its writes; its clock is moved on after the write).
- */
-async function journalWithEarlier(
-  state: PaymentRecord['state'],
-  ageMs: number,
-  fields: Partial<PaymentRecord> = {},
-): Promise<{ journal: MemoryJournal; record: PaymentRecord; clock: { offsetMs: number } }> {
-  const clock = { offsetMs: -ageMs };
-  const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
-  const fingerprint = await paymentFingerprint({
-    referenceId: REFERENCE_ID,
-    productId: PRODUCT_ID,
-    amount: 25,
-    currency: 'ZMW',
-    phoneNumber: '260977123456',
-  });
-  const record = await journal.insert({
-    referenceId: REFERENCE_ID,
-    state,
-    productId: PRODUCT_ID,
-    amount: 25,
-    currency: 'ZMW',
-    phoneNumber: '260*******56',
-    fingerprint,
-    ...fields,
-  });
-  clock.offsetMs = 0;
-  return { journal, record: record as PaymentRecord, clock };
-}
 
 describe('initiate writes the journal', () => {
   it('writes initiating before the request leaves, then pending on the 202; the number masked, nothing else of it kept', async () => {

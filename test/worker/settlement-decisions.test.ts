@@ -16,7 +16,7 @@ import type { PaymentChange, PaymentRecord, PaymentState } from '../../src/journ
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { RecordWatch } from '../../src/journal/record-watch.ts';
 
-type Answer = (call: number, referenceId: string) => CollectionStatus | Error | Promise<CollectionStatus | Error>;
+type Answer = (call: number, referenceId: string, signal?: AbortSignal) => CollectionStatus | Error | Promise<CollectionStatus | Error>;
 
 const status = (referenceId: string, statusText: string, transactionCode: string | null = null): CollectionStatus => ({
   referenceId,
@@ -58,6 +58,7 @@ async function oneBy(
   vi.advanceTimersByTime(1_000);
   const sink = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
   const checks: number[] = [];
+  const checkedIds: string[] = [];
   const settled: PaymentRecord[] = [];
   const start = (options: SettlementWorkerOptions = {}) =>
     startSettlementWorker(
@@ -71,9 +72,10 @@ async function oneBy(
         judgeNotFound: async () => undefined,
         watch,
         ...contextExtra,
-        check: async (id) => {
+        check: async (id, _timeoutMs, signal) => {
           checks.push(Date.now());
-          const result = await answer(checks.length, id);
+          checkedIds.push(id);
+          const result = await answer(checks.length, id, signal);
           if (result instanceof Error) throw result;
           return result;
         },
@@ -86,7 +88,18 @@ async function oneBy(
     const current = (await journal.get(referenceId)) as PaymentRecord;
     await journal.transition(referenceId, current.version, change);
   };
-  return { journal, referenceId, checks, settled, start, lines, writeNow, record: () => journal.get(referenceId) };
+  return {
+    journal,
+    referenceId,
+    checks,
+    checkedIds,
+    settled,
+    start,
+    lines,
+    sinks: sink,
+    writeNow,
+    record: () => journal.get(referenceId),
+  };
 }
 
 /** A pending payment a till records `failed` while the worker's check is out, which answers `successful`. */
@@ -372,6 +385,26 @@ describe('a 404 that is not judged evidence', () => {
     await worker.stop();
   });
 
+  it('a wrong base URL, then the service’s own 404: cleared (a judged 404 is an answer as the service)', async () => {
+    let wrong = true;
+    const world = await oneBy(() => notFound(), 'pending', 60_000, {
+      judgeNotFound: async () => {
+        if (wrong) throw misdirected();
+      },
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(worker.configurationProblem).toBeInstanceOf(WrongBaseUrlError);
+    wrong = false;
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(worker.configurationProblem).toBeUndefined();
+    expect(world.lines('warn')).toEqual([
+      expect.stringContaining('settlement worker: the base URL answers as the Collections API again; 404s are judged again'),
+    ]);
+    expect((await world.record())?.state).toBe('pending');
+    await worker.stop();
+  });
+
   it('a judgement that cannot be made and no retry can fix (401 from /health): logged at error, checked after maxIntervalMs', async () => {
     const unauthorized = new AuthenticationError({ ...apiError, status: 401, message: 'bad key' });
     const world = await oneBy(() => notFound(), 'unknown', 60_000, {
@@ -420,6 +453,160 @@ describe('a contradiction', () => {
     expect(world.lines('error')).toEqual([
       expect.stringContaining(`the service contradicts ${world.referenceId}, which the journal records as failed`),
     ]);
+    await worker.stop();
+  });
+});
+
+describe('a payment open past staleAfterMs', () => {
+  const pending: Answer = (_, id) => status(id, 'pending');
+
+  it('is given to onStale once, as the journal holds it, and checked on', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const stale: PaymentRecord[] = [];
+    const worker = world.start({ staleAfterMs: 5_000, onStale: (record) => void stale.push(record) });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(stale).toEqual([await world.record()]);
+    expect(stale[0]).toMatchObject({ referenceId: world.referenceId, state: 'pending' });
+    expect(world.lines('warn')).toEqual([]);
+    await worker.stop();
+  });
+
+  it('younger than staleAfterMs: not reported', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const onStale = vi.fn();
+    const worker = world.start({ staleAfterMs: 60_000, onStale });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(onStale).not.toHaveBeenCalled();
+    await worker.stop();
+  });
+
+  it('without onStale: one warn line naming the payment, when it opened and its state', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const worker = world.start({ staleAfterMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const record = (await world.record()) as PaymentRecord;
+    expect(world.lines('warn')).toEqual([
+      `[tap-collections-sdk] settlement worker: ${world.referenceId} has been open since ${record.createdAt}; still checking it, once a minute`,
+    ]);
+    expect(vi.mocked(world.sinks.warn).mock.calls[0]?.[1]).toEqual({ state: 'pending' });
+    await worker.stop();
+  });
+
+  it('onStale throwing: said at error, and the payment is checked on', async () => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    const worker = world.start({
+      staleAfterMs: 5_000,
+      onStale: () => {
+        throw new Error('the pager is down');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const checks = world.checks.length;
+    expect(world.lines('error')).toEqual([`[tap-collections-sdk] settlement worker: reporting stale payment ${world.referenceId} failed`]);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(world.checks.length).toBeGreaterThan(checks);
+    await worker.stop();
+  });
+
+  it.for([
+    ['settled by the time it is reported', 'successful'],
+    ['gone from the journal by then', undefined],
+  ] as const)('%s: not reported', async ([, state]) => {
+    const world = await oneBy(pending, 'pending', 10_000);
+    // The report reads the record after the check: by then a till settled it (or an operator purged it).
+    const get = world.journal.get.bind(world.journal);
+    world.journal.get = async (referenceId) => {
+      const record = await get(referenceId);
+      if (record === undefined || world.checks.length === 0) return record;
+      return state === undefined ? undefined : { ...record, state };
+    };
+    const onStale = vi.fn();
+    const worker = world.start({ staleAfterMs: 5_000, onStale });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(1);
+    expect(onStale).not.toHaveBeenCalled();
+    expect(world.lines('warn')).toEqual([]);
+    expect(world.lines('error')).toEqual([]);
+    await worker.stop();
+  });
+});
+
+describe('bookkeeping', () => {
+  it('429s without Retry-After in a row: the pause grows (the backoff of the 1st, then the 2nd rate limit)', async () => {
+    const world = await oneBy(
+      (call, id) => (call <= 2 ? new RateLimitError({ ...apiError, status: 429, message: 'slow down' }) : status(id, 'pending')),
+      'pending',
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    const [first, second, third] = world.checks as [number, number, number];
+    // backoffDelayMs(1) is 250–500 ms, backoffDelayMs(2) 500–1000 ms.
+    expect(second - first).toBeGreaterThanOrEqual(250);
+    expect(third - second).toBeGreaterThanOrEqual(500);
+    await worker.stop();
+  });
+
+  it.for([
+    ['found closed by someone else', 'successful'],
+    ['closed not-sent on a 404', 'not-sent'],
+    ['settled by someone else while its final status was read', 'failed'],
+  ] as const)('a payment %s frees its place: the next payment is leased', async ([, closed]) => {
+    const world = await oneBy(async (call, id) => {
+      if (id === world.referenceId && closed === 'not-sent') return notFound();
+      if (call === 1 && closed === 'failed') {
+        await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
+        return status(id, 'failed');
+      }
+      if (call === 1) await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
+      return status(id, 'pending');
+    }, 'unknown');
+    const worker = world.start({ maxLeasedPayments: 1, scanIntervalMs: 1_000, notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect((await world.record())?.state).toBe(closed);
+    const checksOfFirst = world.checks.length;
+    const next = randomUUID();
+    await world.journal.insert({
+      referenceId: next,
+      state: 'pending',
+      statusText: 'pending',
+      productId: randomUUID(),
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'x',
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checkedIds.slice(checksOfFirst)).toContain(next);
+    expect(world.checkedIds.slice(checksOfFirst)).not.toContain(world.referenceId);
+    await worker.stop();
+  });
+
+  it('a check cut by stop(): nothing is decided or said about the payment afterwards', async () => {
+    const world = await oneBy(
+      (_, __, signal) => new Promise<Error>((resolve) => signal?.addEventListener('abort', () => resolve(signal.reason as Error))),
+      'unknown',
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    await worker.stop();
+    expect([...world.lines('debug'), ...world.lines('warn'), ...world.lines('error')]).not.toContainEqual(
+      expect.stringContaining(world.referenceId),
+    );
+    expect((await world.record())?.state).toBe('unknown');
+  });
+
+  it('a final status for a payment purged from the journal meanwhile: nothing delivered or said, checked no more', async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending');
+    const get = world.journal.get.bind(world.journal);
+    world.journal.get = async (referenceId) => (world.checks.length === 0 ? get(referenceId) : undefined);
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toEqual([]);
+    expect(world.lines('error')).toEqual([]);
     await worker.stop();
   });
 });
