@@ -80,12 +80,19 @@ export class Ledger {
     if (this.#service.hits.get('duplicate refused')) this.probe('initiate resolved after a duplicate answer');
   }
 
-  /** `initiate` ended unknown; `record` is the journal's record now (its window says whether a verdict time exists). */
-  unknown(reference: string, error: UnknownOutcomeError, record: PaymentRecord | undefined): void {
+  /**
+   * `initiate` ended unknown; `record` is the journal's record now (its window says whether a verdict time exists).
+   * `onceWindowless`: a till of the previous release inserted it without a window. A call that last saw that version
+   * (a reconcile judging it; a resend whose write, carrying a window, landed but whose acknowledgement was lost)
+   * cannot promise a time, rightly, even when the record has a window now (seeds 8664 and 9932 of the 10 000-seed
+   * sweep).
+   */
+  unknown(reference: string, error: UnknownOutcomeError, record: PaymentRecord | undefined, onceWindowless = false): void {
     this.probe(error.decidableAt === undefined ? 'UnknownOutcomeError without decidableAt' : 'UnknownOutcomeError with decidableAt');
     // A journaled create's unknown outcome carries decidableAt, unless no window is known (no age decides then).
     if (
       error.decidableAt === undefined &&
+      !onceWindowless &&
       record !== undefined &&
       isOpenPaymentState(record.state) &&
       record.state !== 'pending' &&

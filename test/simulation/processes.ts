@@ -56,6 +56,8 @@ export interface World {
   readonly budget?: WorldBudget | undefined;
   /** Processes whose client draws on the shared budget: their arrivals at the service are counted against it. */
   readonly budgeted: Set<Proc>;
+  /** References a till of the previous release inserted (without a window), in lower case. */
+  readonly windowless: Set<string>;
 }
 
 /** A world's shared budget: the key's limit, and the leases its processes draw from (`undefined`: the default). */
@@ -82,10 +84,11 @@ export interface Setup {
 }
 
 /** The journal as a writer of the previous release sees it: its inserts carry no window. */
-function previousReleaseJournal(journal: PaymentJournal): PaymentJournal {
+function previousReleaseJournal(journal: PaymentJournal, windowless: Set<string>): PaymentJournal {
   return {
     ...journal,
     insert: (record) => {
+      windowless.add(record.referenceId.toLowerCase());
       const { sendWindowMs: _window, ...withoutWindow } = record;
       return journal.insert(withoutWindow);
     },
@@ -109,7 +112,7 @@ export function clientFor(world: World, proc: Proc, settings: ClientSettings, se
     ...shared,
     baseUrl: setup.wrongPrefix ? `${BASE_URL}/api/v2` : BASE_URL,
     fetch: world.service.fetchFor({ proc, sendWindowMs: windowOf(settings) }),
-    journal: setup.previousRelease ? previousReleaseJournal(journal) : journal,
+    journal: setup.previousRelease ? previousReleaseJournal(journal, world.windowless) : journal,
     timeoutMs: settings.timeoutMs,
     maxRetries: settings.maxRetries,
     logLevel: 'off',
@@ -137,7 +140,7 @@ function startsOver(error: unknown): boolean {
 }
 
 /** A till's work on one sale: what the docs tell a till to do with each answer. */
-export async function sell(world: World, client: CollectionsClient, sale: Sale, tries: number): Promise<void> {
+export async function sell(world: World, proc: Proc, client: CollectionsClient, sale: Sale, tries: number): Promise<void> {
   const { random, sim, ledger } = world;
   for (let attempt = 0; attempt < tries; attempt++) {
     const reference = sale.references[sale.references.length - 1] ?? newReference(world, sale);
@@ -147,15 +150,20 @@ export async function sell(world: World, client: CollectionsClient, sale: Sale, 
     const phoneNumber = random() < 0.5 ? sale.phoneNumber : `0${sale.phoneNumber.slice(3)}`;
     // Sometimes the till gives up waiting (the caller's abort): the outcome is then unknown to it.
     const signal = random() < 0.15 ? AbortSignal.timeout(1_000 + Math.floor(random() * 40_000)) : undefined;
+    // This call's own writes of `initiating` after its first are resends, not takeovers (journal.ts).
+    const call = `${proc.id}:${reference}`;
+    world.journal.callsWriting.set(call, false);
     try {
       const result = await client.initiate(
         { referenceId: sent, productId, phoneNumber, amount: sale.amount, narration: `sale ${sale.id}` },
         signal === undefined ? undefined : { signal },
       );
+      world.journal.callsWriting.delete(call);
       ledger.accepted(reference, result.referenceId);
       await follow(world, client, reference);
       return;
     } catch (error) {
+      world.journal.callsWriting.delete(call);
       sim.log(`sale ${sale.id} ${reference.slice(0, 8)} initiate → ${error instanceof Error ? error.name : String(error)}`);
       if (signal?.aborted && error === signal.reason) {
         ledger.probe('initiate aborted by the caller');
@@ -163,7 +171,7 @@ export async function sell(world: World, client: CollectionsClient, sale: Sale, 
         continue;
       }
       if (error instanceof UnknownOutcomeError) {
-        ledger.unknown(reference, error, await world.journal.store.get(reference));
+        ledger.unknown(reference, error, await world.journal.store.get(reference), world.windowless.has(reference.toLowerCase()));
         if (error.decidableAt !== undefined) world.decideAround(error.decidableAt);
         const untilDecidable = error.decidableAt === undefined ? undefined : Date.parse(error.decidableAt) - Date.now();
         // Back at decidableAt (or up to the grace before it: a takeover must still wait its grace), or any time.

@@ -263,6 +263,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     wrongPrefix,
     budget,
     budgeted: new Set(),
+    windowless: new Set(),
   };
   // The shortest grace of any decider: the world's readers, and `checkStatus`/`pollUntilSettled`'s default.
   journal.minGraceMs = Math.min(DEFAULT_NOT_FOUND_GRACE_MS, ...world.graces.map((grace) => grace ?? DEFAULT_NOT_FOUND_GRACE_MS));
@@ -285,7 +286,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         // A till of the previous release writes records without a window (a restart may come after the upgrade).
         const client = clientFor(world, p, clientSettings, { previousRelease: random() < previousRelease });
         if (restarted) await recoverOnce(world, client);
-        for (const sale of tillSales) await sell(world, client, sale, 5);
+        for (const sale of tillSales) await sell(world, p, client, sale, 5);
       },
       clock,
     );
