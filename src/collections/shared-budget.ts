@@ -307,9 +307,10 @@ export class KeyBudget {
     // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
     let keep = Math.min(share, this.#target > 0 ? this.#target : share);
     if (!this.#saturated) keep = Math.min(keep, this.#headroom());
-    // Never less than the tokens still busy (in flight, or spent within the window): given back, they would cool
-    // from now, while their requests may still arrive later than that.
-    keep = Math.max(keep, Math.min(share, this.#spentInWindow(sentAt)));
+    // Never less than the tokens whose requests may still arrive (in flight, or cut without an answer): given back,
+    // they would cool from now, while their requests may arrive later than that. A token whose request was answered
+    // may be given back: it arrived before its answer, so a window from now is past its window.
+    keep = Math.max(keep, Math.min(share, this.#mayStillArrive(sentAt)));
     this.#share = keep;
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
     // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
@@ -374,6 +375,12 @@ export class KeyBudget {
    */
   #headroom(): number {
     return Math.ceil(this.#peak * 1.25) + 1;
+  }
+
+  #mayStillArrive(now: number): number {
+    let count = this.#inFlight;
+    for (const at of this.#spent) if (at > now) count++;
+    return count;
   }
 
   #spentInWindow(now: number): number {

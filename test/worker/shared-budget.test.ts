@@ -180,9 +180,19 @@ describe('KeyBudget (a process’s share)', () => {
     const journal = new MemoryJournal();
     const service = limitedService(1_000);
     const stop = new AbortController();
+    const renewals: number[] = [];
+    const takeBudget = journal.takeBudget.bind(journal);
+    vi.spyOn(journal, 'takeBudget').mockImplementation((request) => {
+      renewals.push(Date.now());
+      return takeBudget(request);
+    });
     const budgets = [1, 2, 3].map(() => new KeyBudget(journal, 'k', 30, 10_000, OFF));
     const running = budgets.map((budget) => saturate(budget, 4, service, stop.signal));
     await vi.advanceTimersByTimeAsync(30_000);
+    // Once the shares settled, each holder renews every 2 s: at most 3 × 10 renewals in the last 20 s, with room for a
+    // few early ones. (Keeping every token spent within the window kept a holder above its fair share for good, renewing
+    // early again and again: 51.)
+    expect(renewals.filter((at) => at >= 10_000).length).toBeLessThanOrEqual(40);
     stop.abort();
     await vi.advanceTimersByTimeAsync(2_000);
     await Promise.all(running);
