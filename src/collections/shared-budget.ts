@@ -75,6 +75,11 @@ export class KeyBudget {
   #limit: SharedLimit;
   /** Tokens per window this process may spend (0 until the journal grants some). */
   #share = 0;
+  /**
+   * Tokens per window the journal counts for this process (its last grant): at least `#share`, more while tokens it
+   * stopped spending may still arrive at the service (it gives them back once their requests were answered).
+   */
+  #held = 0;
   #target = 0;
   #learnt = 0;
   /** Local clock: the share may be spent until then (a window before the journal stops counting it). */
@@ -283,11 +288,13 @@ export class KeyBudget {
         // Above its fair share (others wait): give the excess back soon. Below it while waiting: ask again once the
         // tokens given back by others have cooled.
         // Growing (its whole demand granted, still waiting): ask again a window later rather than two.
-        // From a fair share of 8 on, a token either way waits for the steady renewal: the fair shares move by one
-        // whenever a till's demand does, and renewing early for each such move cost more database round trips than
-        // the token is worth (an eighth of a share at most).
+        // Holding tokens it no longer spends (their requests were in flight): give them back once answered.
+        // Below its fair share while waiting, from a fair share of 8 on a token's difference waits for the steady
+        // renewal (the fair shares move by one whenever a till's demand does; asking early for each such token cost
+        // more database round trips than it is worth).
         const slack = this.#target >= 8 ? 1 : 0;
-        if (this.#share > this.#target + slack) this.#armRenewal(EARLY_RENEW_GAP_MS);
+        if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
+        else if (this.#held > this.#share) this.#armRenewal(SHARED_WINDOW_MS);
         else if (waiting && (this.#share < this.#target - slack || this.#target >= this.#wanted)) this.#armRenewal(SHARED_WINDOW_MS);
         // Steady: a period after the last one was sent (not answered), so a slow journal does not stretch the period.
         else this.#armRenewal(this.#lastRenewAt + this.#renewEveryMs - now);
@@ -303,15 +310,15 @@ export class KeyBudget {
     // The share last granted, even when it lapsed here: the journal counts it until its own lease ends (a window
     // later), and answers with the part it still counts. Keeping only what is valid here gave the whole share back
     // whenever a renewal came late, and left the holder without tokens for a window while it cooled.
-    const share = this.#share;
-    // What it keeps from now: no more than its fair share, and no more than it uses when it never had to wait.
-    let keep = Math.min(share, this.#target > 0 ? this.#target : share);
+    const held = this.#held;
+    // What it spends from now: no more than its fair share, and no more than it uses when it never had to wait.
+    let keep = Math.min(held, this.#target > 0 ? this.#target : held);
     if (!this.#saturated) keep = Math.min(keep, this.#headroom());
-    // Never less than the tokens whose requests may still arrive (in flight, or cut without an answer): given back,
-    // they would cool from now, while their requests may arrive later than that. A token whose request was answered
-    // may be given back: it arrived before its answer, so a window from now is past its window.
-    keep = Math.max(keep, Math.min(share, this.#mayStillArrive(sentAt)));
-    this.#share = keep;
+    this.#share = Math.min(this.#share, keep);
+    // What the journal keeps counting: never less than the tokens whose requests may still arrive (in flight, or cut
+    // without an answer): given back, they would cool from now while their requests may arrive later. A token whose
+    // request was answered may be given back (it arrived before its answer, so a window from now is past its window).
+    const counted = Math.max(keep, Math.min(held, this.#mayStillArrive(sentAt)));
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
     // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
     // had to wait, twice what it used (and at least what waits now): a process grows while it can use more, but a till
@@ -338,7 +345,7 @@ export class KeyBudget {
         key: this.#key,
         holder: this.holder,
         limit: this.#limit,
-        keep,
+        keep: counted,
         want,
         leaseMs: grantedFor,
         windowMs: SHARED_WINDOW_MS,
@@ -361,8 +368,11 @@ export class KeyBudget {
       this.#failing = false;
       this.#logger.info('shared rate budget: the journal renews this process share again');
     }
-    // A 429 while the renewal was in flight cut the share below what the journal granted: the cut stands.
-    this.#share = this.#cutSinceRenewal ? Math.min(this.#share, grant.share) : grant.share;
+    // It spends what it kept plus what it was given; the rest of the grant is counted until it is given back. A 429
+    // while the renewal was in flight cut the share below that: the cut stands.
+    const spendable = Math.min(grant.share, keep + Math.max(0, grant.share - counted));
+    this.#share = this.#cutSinceRenewal ? Math.min(this.#share, spendable) : spendable;
+    this.#held = grant.share;
     this.#target = grant.target;
     this.#learnt = grant.limit;
     this.#validUntil = sentAt + grantedFor - SHARED_WINDOW_MS;

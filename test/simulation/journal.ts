@@ -76,6 +76,9 @@ export class SimJournal {
   wrongPrefix: (proc: Proc) => boolean = () => false;
   /** Called when the journal grants a holder its share (the budget's trace: sim.ts). */
   onGrant: (proc: Proc, request: BudgetRequest, grant: BudgetGrant) => void = () => {};
+  /** Called when a holder's renewal is sent, and when it fails (sim.ts: the budget's documented limit). */
+  onRenewalSent: (proc: Proc) => void = () => {};
+  onRenewalFailed: (proc: Proc) => void = () => {};
   /** Called when a process's write lets a push leave (directed deciders watch from there: sim.ts). */
   onSendingWrite: (proc: Proc, record: PaymentRecord) => void = () => {};
 
@@ -254,12 +257,14 @@ export class SimJournal {
       takeBudget: (request) => {
         const f = this.faults;
         const stall = (f.maxBudgetStallMs ?? 0) > 0 && this.#random() < 0.2 ? Math.floor(this.#random() * (f.maxBudgetStallMs ?? 0)) : 0;
+        this.onRenewalSent(proc);
         return call(
           `takeBudget ${request.holder.slice(0, 8)} keep ${request.keep} want ${request.want}`,
           true,
           async () => {
             if ((f.budgetFail ?? 0) > 0 && this.#random() < (f.budgetFail ?? 0)) {
               this.#hit('takeBudget failed');
+              this.onRenewalFailed(proc);
               throw new JournalError('Payment journal: takeBudget failed (simulated)', undefined, undefined);
             }
             if (stall > 0) this.#hit('takeBudget slow');

@@ -132,6 +132,8 @@ export class Service {
    * a request leaving then from a stalled process is one no lease can stop (sim.ts).
    */
   pastLease: (proc: Proc) => boolean = () => false;
+  /** Its holder's renewals failed or were on their way past its share's lease (sim.ts). */
+  renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
   readonly departures = new Map<string, number[]>();
   #requests = 0;
@@ -233,7 +235,11 @@ export class Service {
             return true;
           };
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
-            this.arrivals.push({ at: sim.now, proc: caller.proc, stalled });
+            this.arrivals.push({
+              at: sim.now,
+              proc: caller.proc,
+              stalled: stalled || (this.pastLease(caller.proc) && this.renewalTroubled(caller.proc)),
+            });
             if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
               const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
               // The effect's latest time: the caller's window after its write that let this attempt leave (the world's

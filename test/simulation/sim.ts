@@ -153,13 +153,36 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   service.sendingWrite = (proc, referenceId) => journal.sendingWrites.get(`${proc.id}:${referenceId}`);
   service.sendingIssue = (proc, referenceId) => journal.sendingIssues.get(`${proc.id}:${referenceId}`);
   const shareCountsUntil = new Map<Proc, number>();
+  /** Holders whose renewal failed, or was still on its way, since their last grant (the budget's documented limit). */
+  const renewalTroubled = new Set<Proc>();
+  const renewalSentAt = new Map<Proc, number>();
+  journal.onRenewalSent = (proc) => {
+    if (!renewalSentAt.has(proc)) renewalSentAt.set(proc, sim.now);
+  };
+  journal.onRenewalFailed = (proc) => {
+    renewalTroubled.add(proc);
+    renewalSentAt.delete(proc);
+  };
   journal.onGrant = (proc, request, grant) => {
+    // Applied after the holder's share had already run out here: the renewal was on its way too long.
+    if (
+      (renewalSentAt.get(proc) ?? Number.POSITIVE_INFINITY) <= (shareCountsUntil.get(proc) ?? 0) &&
+      sim.now > (shareCountsUntil.get(proc) ?? 0)
+    )
+      renewalTroubled.add(proc);
+    else renewalTroubled.delete(proc);
+    renewalSentAt.delete(proc);
     shareCountsUntil.set(proc, sim.now + request.leaseMs);
     sim.log(
       `budget: ${proc.name} keeps ${request.keep}, wants ${request.want} → share ${grant.share}, target ${grant.target}, ${grant.holders} holders`,
     );
   };
   service.pastLease = (proc) => sim.now > (shareCountsUntil.get(proc) ?? Number.POSITIVE_INFINITY);
+  // A request arriving after its holder's share ran out in the journal, while the holder's renewals failed or took
+  // longer than the lease: the documented limit of the budget (docs/assumptions.md; seeds 36 of one variant, 3721,
+  // 8275). Its token was taken in time; the journal could not hear that the holder still spends.
+  service.renewalTroubled = (proc) =>
+    renewalTroubled.has(proc) || (renewalSentAt.get(proc) ?? Number.POSITIVE_INFINITY) <= (shareCountsUntil.get(proc) ?? 0);
   service.lastWrite = (referenceId) => journal.lastWrite.get(referenceId);
   journal.lastStatusOf = (proc, referenceId) => service.lastStatus.get(`${proc.id}:${referenceId.toLowerCase()}`);
   const wrongPrefix = new Set<Proc>();
