@@ -285,13 +285,11 @@ export class KeyBudget {
       if (waiting && this.#currentShare(now) === 0) this.#renewSoon();
       // A request in flight keeps the share renewed however long it takes: its token is spent until a window after it.
       else if (waiting || this.#inFlight > 0 || now - this.#lastTakeAt < this.#leaseMs) {
-        // Above its fair share (others wait): give the excess back soon. Below it while waiting: ask again once the
-        // tokens given back by others have cooled.
-        // Growing (its whole demand granted, still waiting): ask again a window later rather than two.
-        // Holding tokens it no longer spends (their requests were in flight): give them back once answered.
-        // Below its fair share while waiting, from a fair share of 8 on a token's difference waits for the steady
-        // renewal (the fair shares move by one whenever a till's demand does; asking early for each such token cost
-        // more database round trips than it is worth).
+        // Above its fair share (others wait): give the excess back soon. Holding tokens it no longer spends (their
+        // requests were in flight): give them back a window later, once answered. Below its fair share while
+        // waiting, or growing (its whole demand granted, still waiting): ask again once the tokens others gave back
+        // have cooled; from a fair share of 8 on, one token below waits for the steady renewal (the fair shares move
+        // by one whenever a till's demand does, and asking early for each cost more round trips than it is worth).
         const slack = this.#target >= 8 ? 1 : 0;
         if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
         else if (this.#held > this.#share) this.#armRenewal(SHARED_WINDOW_MS);
@@ -307,18 +305,17 @@ export class KeyBudget {
   async #renewOnce(): Promise<void> {
     const sentAt = monotonicNow();
     this.#lastRenewAt = sentAt;
-    // The share last granted, even when it lapsed here: the journal counts it until its own lease ends (a window
-    // later), and answers with the part it still counts. Keeping only what is valid here gave the whole share back
-    // whenever a renewal came late, and left the holder without tokens for a window while it cooled.
-    const held = this.#held;
-    // What it spends from now: no more than its fair share, and no more than it uses when it never had to wait.
-    let keep = Math.min(held, this.#target > 0 ? this.#target : held);
+    // What it spends from now: no more than its fair share, and no more than it uses when it never had to wait. From
+    // the share last granted (less a 429's cut), even when it lapsed here: the journal counts it until its own lease
+    // ends, a window later, and grants only what it still counts. Keeping only what was valid here gave the whole
+    // share back whenever a renewal came late, and left the holder without tokens for a window while it cooled.
+    let keep = Math.min(this.#share, this.#target > 0 ? this.#target : this.#share);
     if (!this.#saturated) keep = Math.min(keep, this.#headroom());
-    this.#share = Math.min(this.#share, keep);
+    this.#share = keep;
     // What the journal keeps counting: never less than the tokens whose requests may still arrive (in flight, or cut
     // without an answer): given back, they would cool from now while their requests may arrive later. A token whose
     // request was answered may be given back (it arrived before its answer, so a window from now is past its window).
-    const counted = Math.max(keep, Math.min(held, this.#mayStillArrive(sentAt)));
+    const counted = Math.max(keep, Math.min(this.#held, this.#mayStillArrive(sentAt)));
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
     // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
     // had to wait, twice what it used (and at least what waits now): a process grows while it can use more, but a till
