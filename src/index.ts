@@ -81,6 +81,7 @@ export {
   type BudgetState,
   budgetRequestProblem,
   createReserve,
+  FAIR_TURN_MS,
   fairShares,
   newBudgetState,
 } from './journal/budget.js';

@@ -309,7 +309,7 @@ export class KeyBudget {
     // the share last granted (less a 429's cut), even when it lapsed here: the journal counts it until its own lease
     // ends, a window later, and grants only what it still counts. Keeping only what was valid here gave the whole
     // share back whenever a renewal came late, and left the holder without tokens for a window while it cooled.
-    let keep = Math.min(this.#share, this.#target > 0 ? this.#target : this.#share);
+    let keep = Math.min(this.#share, this.#target);
     if (!this.#saturated) keep = Math.min(keep, this.#headroom());
     this.#share = keep;
     // What the journal keeps counting: never less than the tokens whose requests may still arrive (in flight, or cut

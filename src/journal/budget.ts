@@ -186,7 +186,8 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
 
   const targets = fairShares(
     limit,
-    live.map(([id, entry]) => [id, entry.want] as const),
+    live.map(([id, entry]) => [id, entry.want, entry.creates === true] as const),
+    Math.floor(now / FAIR_TURN_MS),
   );
   const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
   // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
@@ -251,28 +252,53 @@ function adapt(state: BudgetState, request: BudgetRequest, now: number, cap: num
 }
 
 /**
- * Water-filling of `limit` whole tokens among demands: a holder wanting less than an equal part gets what it wants,
- * the rest is split evenly (the remainder to the first holders by id, so every holder computes the same).
+ * How long a turn lasts when a key has fewer tokens than holders wanting one ({@link fairShares}): long enough for a
+ * token to move (given back at a renewal, cooled a window, taken at the next), short enough that no holder waits long.
  */
-export function fairShares(limit: number, wants: readonly (readonly [string, number])[]): Map<string, number> {
+export const FAIR_TURN_MS = 5_000;
+
+/**
+ * Water-filling of `limit` whole tokens among demands: a holder wanting less than an equal part gets what it wants,
+ * the rest is split evenly; every holder computes the same for the same demands and `turn`.
+ *
+ * The remainder (one token each for some holders) goes to the first holders by id while every holder still gets at
+ * least one token (a difference of one, kept steady: moving it would cost renewals). When there are fewer tokens left
+ * than holders wanting them, some would get none: holders that send creates (a third element `true`) come first, and
+ * the others take turns (`turn`, one per {@link FAIR_TURN_MS} of the journal's clock), so no holder waits for good.
+ *
+ * @param turn - which turn it is (`allocateBudget` passes the journal's clock ÷ {@link FAIR_TURN_MS}). @defaultValue 0
+ */
+export function fairShares(
+  limit: number,
+  wants: readonly (readonly [holder: string, want: number, creates?: boolean])[],
+  turn = 0,
+): Map<string, number> {
   const shares = new Map<string, number>();
   const pending = [...wants].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
   let remaining = limit;
   while (pending.length > 0) {
     const equal = Math.floor(remaining / pending.length);
-    const [id, want] = pending[0] as readonly [string, number];
+    const [id, want] = pending[0] as (typeof pending)[number];
     if (want <= equal) {
       shares.set(id, want);
       remaining -= want;
       pending.shift();
       continue;
     }
-    const byId = pending.map(([holder]) => holder).sort();
-    let leftover = remaining - equal * pending.length;
-    for (const holder of byId) {
-      shares.set(holder, equal + (leftover > 0 ? 1 : 0));
-      leftover--;
+    const leftover = remaining - equal * pending.length;
+    const byId = (entries: typeof pending) => entries.map(([holder]) => holder).sort();
+    let order = byId(pending);
+    if (equal === 0) {
+      const rotate = (holders: string[]) => {
+        const start = holders.length === 0 ? 0 : (Math.max(0, Math.floor(turn)) * Math.max(1, leftover)) % holders.length;
+        return [...holders.slice(start), ...holders.slice(0, start)];
+      };
+      order = [
+        ...rotate(byId(pending.filter((entry) => entry[2] === true))),
+        ...rotate(byId(pending.filter((entry) => entry[2] !== true))),
+      ];
     }
+    for (const [index, holder] of order.entries()) shares.set(holder, equal + (index < leftover ? 1 : 0));
     break;
   }
   return shares;

@@ -165,6 +165,54 @@ describe('allocateBudget (the journal side)', () => {
     expect(state.holders.worker?.share).toBe(20);
   });
 
+  it('with fewer tokens than holders wanting one, tills come first and the others take turns', () => {
+    const wants = [
+      ['a', 5],
+      ['b', 5],
+      ['c', 5],
+    ] as const;
+    const got = new Map<string, number>();
+    for (let turn = 0; turn < 3; turn++) {
+      const shares = fairShares(2, wants, turn);
+      expect([...shares.values()].reduce((sum, share) => sum + share, 0)).toBe(2);
+      for (const [holder, share] of shares) got.set(holder, (got.get(holder) ?? 0) + share);
+    }
+    // Every holder had a token in some turn (before, the remainder went to a and b in every turn).
+    expect([...got.values()].sort()).toEqual([2, 2, 2]);
+    for (let turn = 0; turn < 4; turn++) expect(fairShares(2, [...wants, ['till', 2, true]], turn).get('till')).toBe(1);
+    // Three tills for two tokens take turns among themselves, before any other holder.
+    const tills = [0, 1, 2].map((turn) =>
+      fairShares(
+        2,
+        [
+          ['t1', 1, true],
+          ['t2', 1, true],
+          ['t3', 1, true],
+          ['w', 9],
+        ],
+        turn,
+      ),
+    );
+    expect(tills.every((shares) => shares.get('w') === 0)).toBe(true);
+    expect(
+      new Set(
+        tills.map((shares) =>
+          [...shares]
+            .filter(([, share]) => share === 1)
+            .map(([holder]) => holder)
+            .join(),
+        ),
+      ),
+    ).toEqual(new Set(['t1,t2', 't3,t1', 't2,t3']));
+    // A remainder among holders that all get a token stays with the same holders (moving it would cost renewals).
+    for (let turn = 0; turn < 4; turn++)
+      expect([...fairShares(10, [...wants], turn)].sort()).toEqual([
+        ['a', 4],
+        ['b', 3],
+        ['c', 3],
+      ]);
+  });
+
   it('takes the strictest declared limit of the live holders', () => {
     let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 100, limit: 30 }, 0);
     const grant = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100, limit: 12 }, 10).grant;
@@ -318,6 +366,31 @@ describe('KeyBudget (a process’s share)', () => {
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
   });
 
+  it('three holders saturating a key of 2 per second each send, in turns (none waits for good)', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    const stop = new AbortController();
+    const sent = [0, 0, 0];
+    const service = limitedService(1_000);
+    const budgets = [0, 1, 2].map(() => new KeyBudget(journal, 'k', 2, 10_000, OFF));
+    const counted = (index: number) => ({
+      answer: (now: number) => {
+        sent[index] = (sent[index] ?? 0) + 1;
+        return service.answer(now);
+      },
+    });
+    const running = budgets.map((budget, index) => saturate(budget, 2, counted(index), stop.signal));
+    await vi.advanceTimersByTimeAsync(10_000);
+    const early = [...sent];
+    await vi.advanceTimersByTimeAsync(30_000);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await Promise.all(running);
+    // From 10 s on, each of the three sent (the one without a token at first got turns).
+    expect(sent.map((count, index) => count - (early[index] ?? 0)).filter((count) => count < 5)).toEqual([]);
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(2);
+  });
+
   it('a process that stops renewing leaves its share to the others within one lease period', async () => {
     vi.useFakeTimers({ now: 0 });
     const journal = new MemoryJournal();
@@ -349,6 +422,62 @@ describe('KeyBudget (a process’s share)', () => {
     await vi.advanceTimersByTimeAsync(2_000);
     await runningB;
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  it("'adaptive': a 429's cut of the share stands through the renewal in flight, until the journal cuts the rate", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    // Each renewal answered 300 ms after it was sent: the 429 below comes while one is in flight.
+    const renewals: { sentAt: number; answeredAt?: number }[] = [];
+    const takeBudget = journal.takeBudget.bind(journal);
+    vi.spyOn(journal, 'takeBudget').mockImplementation(async (request) => {
+      const renewal: { sentAt: number; answeredAt?: number } = { sentAt: Date.now() };
+      renewals.push(renewal);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const grant = await takeBudget(request);
+      renewal.answeredAt = Date.now();
+      return grant;
+    });
+    const accepting = limitedService(1_000);
+    let armed = false;
+    let limitedAt: number | undefined;
+    const service = {
+      answer(now: number) {
+        if (armed && renewals.at(-1)?.answeredAt === undefined && limitedAt === undefined) {
+          limitedAt = now;
+          return 429;
+        }
+        return accepting.answer(now);
+      },
+    };
+    const stop = new AbortController();
+    const budget = new KeyBudget(journal, 'k', 'adaptive', 10_000, OFF);
+    const running = saturate(budget, 16, service, stop.signal);
+    // Slow start grows the learnt rate (from 4/s) well past 10 in 20 s.
+    await vi.advanceTimersByTimeAsync(20_000);
+    const before = budget.state.share;
+    expect(before).toBeGreaterThanOrEqual(10);
+    armed = true;
+    while (limitedAt === undefined) await vi.advanceTimersByTimeAsync(1);
+    const cut = Math.floor(before * 0.8);
+    const samples: { at: number; share: number; limit: number }[] = [];
+    for (let at = 0; at < 4_000; at += 10) {
+      samples.push({ at: Date.now(), ...budget.state });
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await running;
+    // The first renewal that told the journal of the 429 (sent after it): until its answer, the cut stands (the
+    // renewal in flight at the 429 came back meanwhile); after it, the share follows the journal's cut rate, never
+    // the tokens the journal still counted for this process.
+    const told = renewals.find((renewal) => renewal.sentAt > (limitedAt as number))?.answeredAt as number;
+    expect(
+      renewals.some((renewal) => renewal.sentAt <= (limitedAt as number) && (renewal.answeredAt as number) > (limitedAt as number)),
+    ).toBe(true);
+    expect(told).toBeGreaterThan(limitedAt);
+    expect(Math.max(...samples.filter((sample) => sample.at < told).map((sample) => sample.share))).toBeLessThanOrEqual(cut);
+    expect(samples.filter((sample) => sample.share > Math.max(cut, sample.limit))).toEqual([]);
   });
 
   it("'adaptive' learns a limit it was never told: ≥ 80 % of it after a minute, < 2 % of requests answered 429", async () => {
