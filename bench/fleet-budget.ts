@@ -126,6 +126,7 @@ export async function run(_sdk: BenchSdk): Promise<void> {
       BUDGET_BASE_URL: service.baseUrl,
       BUDGET_LIMIT: limit,
       BUDGET_LEASE_MS: String(leaseMs),
+      BUDGET_TRACE: process.env.BENCH_BUDGET_TRACE === '1' ? '1' : '0',
     };
   };
   const workersAndTill = (env: Record<string, string>, workers: number, runMs: number) => {
@@ -165,6 +166,11 @@ export async function run(_sdk: BenchSdk): Promise<void> {
         console.log(
           `  till's create waits (s from ready: ms): ${till.createWaits.map((wait) => `${((wait.at - readyAt) / 1_000).toFixed(2)}: ${wait.ms}`).join(', ')}`,
         );
+      if (process.env.BENCH_BUDGET_TRACE === '1')
+        for (const [name, sender] of [...fleet.map((worker, index) => [`worker-${index + 1}`, worker] as const), ['till', till] as const])
+          console.log(
+            `  ${name}'s grants (s from ready): ${sender.grants.map((entry) => `${((entry.at - readyAt) / 1_000).toFixed(2)} ${entry.grant}`).join('; ')}`,
+          );
       const partStatements = reports.reduce((sum, report) => sum + (report?.statements ?? 0), 0);
       // The hot path: statements and requests in the same window as `used` (start-up and the shares' growth excluded).
       const steadyFrom = readyAt + SETTLE_MS;

@@ -22,6 +22,8 @@ export interface Sender {
   readonly createWaits: { readonly at: number; readonly ms: number }[];
   /** When each statement of the shared budget was sent to PostgreSQL (its clock, epoch ms), as reported so far. */
   readonly statementTimes: number[];
+  /** With `BUDGET_TRACE=1`: each grant of the journal (its clock, epoch ms, and the grant as the script printed it). */
+  readonly grants: { readonly at: number; readonly grant: string }[];
 }
 
 /** Starts `node <script>` with the `BUDGET_*` settings of `env` (see the script). */
@@ -29,6 +31,7 @@ export function startSender(script: string, env: Record<string, string>): Sender
   const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const createWaits: { at: number; ms: number }[] = [];
   const statementTimes: number[] = [];
+  const grants: { at: number; grant: string }[] = [];
   let report: SenderReport | undefined;
   let buffered = '';
   let onReady!: () => void;
@@ -44,7 +47,10 @@ export function startSender(script: string, env: Record<string, string>): Sender
       if (line === 'ready') onReady();
       else if (line.startsWith('create-wait ')) createWaits.push({ at: Date.now(), ms: Number(line.slice('create-wait '.length)) });
       else if (line.startsWith('statement ')) statementTimes.push(Number(line.slice('statement '.length)));
-      else if (line.startsWith('done ')) report = JSON.parse(line.slice('done '.length)) as SenderReport;
+      else if (line.startsWith('grant ')) {
+        const [at, grant] = line.slice('grant '.length).split(/ (.*)/s);
+        grants.push({ at: Number(at), grant: grant ?? '' });
+      } else if (line.startsWith('done ')) report = JSON.parse(line.slice('done '.length)) as SenderReport;
     }
   });
   const done = new Promise<SenderReport | undefined>((resolve, reject) => {
@@ -55,5 +61,5 @@ export function startSender(script: string, env: Record<string, string>): Sender
       else reject(new Error(`budget sender exited with ${code ?? signal}`));
     });
   });
-  return { child, ready, done, createWaits, statementTimes };
+  return { child, ready, done, createWaits, statementTimes, grants };
 }

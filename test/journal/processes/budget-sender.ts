@@ -64,6 +64,16 @@ journal.transition = async (referenceId, version, change) => {
   if (askedAt.has(referenceId)) askedAt.set(referenceId, Date.now());
   return moved;
 };
+// With BUDGET_TRACE=1, every grant of the journal (the benchmark's trace shows how the shares moved).
+const takeBudget = journal.takeBudget?.bind(journal);
+if (takeBudget !== undefined && process.env.BUDGET_TRACE === '1')
+  journal.takeBudget = async (request) => {
+    const grant = await takeBudget(request);
+    say(
+      `grant ${Date.now()} ${JSON.stringify({ keep: request.keep, want: request.want, share: grant.share, target: grant.target, holders: grant.holders })}`,
+    );
+    return grant;
+  };
 const client = new CollectionsClient({
   journal,
   apiKey: 'budget-test-key-0123456789',
