@@ -30,21 +30,25 @@ export interface JsonListItem {
   readonly value: unknown;
 }
 
-/** Where the scanner is in the list's outer structure. */
-enum Phase {
-  Start,
-  KeyOrEnd,
-  Key,
-  Colon,
-  MemberValue,
-  SkipValue,
-  AfterMember,
-  FirstItemOrEnd,
-  NextItem,
-  Item,
-  AfterItem,
-  End,
-}
+/**
+ * Where the scanner is in the list's outer structure. (An object, not an `enum`: Node's type stripping, which runs
+ * the sources in the simulation's worker threads, does not accept enums.)
+ */
+const Phase = {
+  Start: 0,
+  KeyOrEnd: 1,
+  Key: 2,
+  Colon: 3,
+  MemberValue: 4,
+  SkipValue: 5,
+  AfterMember: 6,
+  FirstItemOrEnd: 7,
+  NextItem: 8,
+  Item: 9,
+  AfterItem: 10,
+  End: 11,
+} as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
 
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -258,7 +262,7 @@ export class JsonListScanner {
     }
   }
 
-  #startValue(phase: Phase.Item | Phase.SkipValue): void {
+  #startValue(phase: typeof Phase.Item | typeof Phase.SkipValue): void {
     this.#phase = phase;
     this.#valueStart = this.#pos;
     this.#carry = '';

@@ -1,6 +1,7 @@
 /**
- * The journal as each simulated process sees it: one real `MemoryJournal` (its clock is the journal's own
- * simulated clock, which may be offset and jump), reached through a per-process wrapper in which every call
+ * The journal as each simulated process sees it: one real store, `MemoryJournal` or (the SQLite variant,
+ * `SIM_JOURNAL=sqlite`) a `SqliteJournal` on a private in-memory database, whose clock is the journal's own
+ * simulated clock (it may be offset and jump), reached through a per-process wrapper in which every call
  * takes simulated time (it is applied after a latency and acknowledged after another, each an operation of the
  * scheduler), may fail with `JournalError` before it is applied, or be applied and then lose its acknowledgement.
  *
@@ -16,6 +17,7 @@ import {
   sendWindowOf,
 } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
+import { SqliteJournal } from '../../src/sqlite/index.js';
 import type { Proc, Scheduler } from './scheduler.js';
 
 export interface JournalFaults {
@@ -32,9 +34,13 @@ export interface JournalFaults {
 
 export const RELIABLE_JOURNAL: JournalFaults = { maxLatencyMs: 0, failBefore: 0, lostAck: 0 };
 
+/** Which real store a run's journal is: the SQLite variant runs the same world on `SqliteJournal`. */
+export type SimStore = 'memory' | 'sqlite';
+
 /** The one store of a run, with its clock. */
 export class SimJournal {
-  readonly store: MemoryJournal;
+  readonly store: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget' | 'close'>>;
+  readonly kind: SimStore;
   /** The journal clock's offset from true time; clock jumps change it. */
   offset = 0;
   faults: JournalFaults;
@@ -82,11 +88,13 @@ export class SimJournal {
   /** Called when a process's write lets a push leave (directed deciders watch from there: sim.ts). */
   onSendingWrite: (proc: Proc, record: PaymentRecord) => void = () => {};
 
-  constructor(sim: Scheduler, random: () => number, faults: JournalFaults) {
+  constructor(sim: Scheduler, random: () => number, faults: JournalFaults, kind: SimStore = 'memory') {
     this.#sim = sim;
     this.#random = random;
     this.faults = faults;
-    this.store = new MemoryJournal({ now: () => sim.now + this.offset });
+    this.kind = kind;
+    const now = () => sim.now + this.offset;
+    this.store = kind === 'sqlite' ? new SqliteJournal(':memory:', { now }) : new MemoryJournal({ now });
   }
 
   /**

@@ -5,6 +5,7 @@
  *
  * No vitest import (see scheduler.ts).
  */
+import type { SimStore } from './journal.js';
 import { type Reductions, replayCommand, runSimulation, type SimulationResult } from './sim.js';
 
 /**
@@ -45,14 +46,14 @@ export interface Sweep {
   readonly probes: Map<string, number>;
 }
 
-/** Runs seeds `from`..`to`; stops collecting failures after `maxFailures`. */
-export async function sweep(from: number, to: number, maxFailures = 1): Promise<Sweep> {
+/** Runs seeds `from`..`to` (on `store`, by default `SIM_JOURNAL`'s); stops collecting failures after `maxFailures`. */
+export async function sweep(from: number, to: number, maxFailures = 1, store?: SimStore): Promise<Sweep> {
   let steps = 0;
   let contendedSteps = 0;
   const failures: SimulationResult[] = [];
   const probes = new Map<string, number>();
   for (let seed = from; seed <= to; seed++) {
-    const result = await runSimulation({ seed });
+    const result = await runSimulation({ seed, ...(store === undefined ? {} : { store }) });
     steps += result.steps;
     contendedSteps += result.stats.contendedSteps;
     for (const [name, count] of result.probes) probes.set(name, (probes.get(name) ?? 0) + count);
@@ -82,12 +83,13 @@ const REDUCTIONS: readonly Reductions[] = [
 ];
 
 /** Takes parts of the seed's world out, one at a time, keeping each that still violates; the smallest failing run. */
-export async function shrink(seed: number): Promise<{ reduce: Reductions; result: SimulationResult }> {
+export async function shrink(seed: number, store?: SimStore): Promise<{ reduce: Reductions; result: SimulationResult }> {
   let reduce: Reductions = {};
-  let result = await runSimulation({ seed, trace: true });
+  const on = store === undefined ? {} : { store };
+  let result = await runSimulation({ seed, trace: true, ...on });
   for (const step of REDUCTIONS) {
     const tried = { ...reduce, ...step };
-    const candidate = await runSimulation({ seed, trace: true, reduce: tried });
+    const candidate = await runSimulation({ seed, trace: true, reduce: tried, ...on });
     if (candidate.violations.length > 0) {
       reduce = tried;
       result = candidate;
@@ -98,7 +100,7 @@ export async function shrink(seed: number): Promise<{ reduce: Reductions; result
 
 /** Why a seed failed: its violations, its world, the shrunk run's trace, and the replay command. */
 export async function explain(failure: SimulationResult): Promise<string> {
-  const { reduce, result } = await shrink(failure.seed);
+  const { reduce, result } = await shrink(failure.seed, failure.store);
   return [
     `seed ${failure.seed} broke the invariants:`,
     ...failure.violations.slice(0, 10).map((violation) => `  ${violation}`),
@@ -106,6 +108,6 @@ export async function explain(failure: SimulationResult): Promise<string> {
     `shrunk (${JSON.stringify(reduce)}): ${result.violations[0] ?? ''}`,
     'last steps of the shrunk trace:',
     ...result.trace.slice(-80).map((line) => `  ${line}`),
-    `replay: ${replayCommand(failure.seed)}`,
+    `replay: ${replayCommand(failure.seed, failure.store)}`,
   ].join('\n');
 }

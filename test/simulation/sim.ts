@@ -16,7 +16,7 @@ import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '
 import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
-import { type JournalFaults, RELIABLE_JOURNAL, SimJournal } from './journal.js';
+import { type JournalFaults, RELIABLE_JOURNAL, SimJournal, type SimStore } from './journal.js';
 import {
   type ClientSettings,
   check,
@@ -69,12 +69,19 @@ export interface Reductions {
 
 export interface SimulationOptions {
   readonly seed: number;
+  /**
+   * The real store under the simulated journal: `'sqlite'` runs the same world (the same draws) on `SqliteJournal`.
+   * @defaultValue `SIM_JOURNAL` from the environment, else `'memory'`
+   */
+  readonly store?: SimStore;
   readonly trace?: boolean;
   readonly reduce?: Reductions;
 }
 
 export interface SimulationResult {
   readonly seed: number;
+  /** The store the run's journal was. */
+  readonly store: SimStore;
   readonly steps: number;
   readonly violations: string[];
   readonly trace: string[];
@@ -149,7 +156,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     journalFaults.budgetFail = budgetRandom() < 0.5 ? 0 : budgetRandom() * 0.2;
     journalFaults.maxBudgetStallMs = budgetRandom() < 0.5 ? 0 : budgetRandom() * 8_000;
   }
-  const journal = new SimJournal(sim, seededRandom(seed ^ 0x10a4), journalFaults);
+  const journal = new SimJournal(sim, seededRandom(seed ^ 0x10a4), journalFaults, options.store ?? simStoreFromEnvironment());
   service.sendingWrite = (proc, referenceId) => journal.sendingWrites.get(`${proc.id}:${referenceId}`);
   service.sendingIssue = (proc, referenceId) => journal.sendingIssues.get(`${proc.id}:${referenceId}`);
   const shareCountsUntil = new Map<Proc, number>();
@@ -397,6 +404,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     tills: [...tillOf].map(([name, t]) => ({ name, sales: t.sales.map((s) => s.id), ...t.settings, offset: t.clock.offset })),
     service: Object.fromEntries(Object.entries(faults).map(([k, v]) => [k, typeof v === 'number' ? Math.round(v * 1000) / 1000 : v])),
     journal: journalFaults,
+    store: journal.kind,
     knobs: sim.knobs,
     graces: world.graces,
     ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases } }),
@@ -453,6 +461,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     if (budget !== undefined && finished && budget.random() < 0.4) finished = await probeBudget(world, budget, budgetProbe);
   } finally {
     time.restore();
+    await journal.store.close();
   }
   if (budget !== undefined) {
     // A request that left a stalled process (its due work waiting) after its share's lease ran out in the journal is
@@ -487,6 +496,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   for (const [name, count] of journal.hits) ledger.probes.set(name, count);
   return {
     seed,
+    store: journal.kind,
     steps: sim.steps,
     violations: ledger.violations,
     trace: sim.trace ?? [],
@@ -601,6 +611,11 @@ async function probeBudget(world: World, budget: WorldBudget, out: { violations:
 }
 
 /** The command that replays `seed` (with its trace). */
-export function replayCommand(seed: number): string {
-  return `SIM_SEED=${seed} npx vitest run test/simulation`;
+export function replayCommand(seed: number, store: SimStore = simStoreFromEnvironment()): string {
+  return `${store === 'sqlite' ? 'SIM_JOURNAL=sqlite ' : ''}SIM_SEED=${seed} npx vitest run test/simulation`;
+}
+
+/** The store a run uses unless told: `SIM_JOURNAL=sqlite` selects the SQLite variant for every run of the process. */
+export function simStoreFromEnvironment(): SimStore {
+  return process.env.SIM_JOURNAL === 'sqlite' ? 'sqlite' : 'memory';
 }
