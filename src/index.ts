@@ -83,6 +83,7 @@ export {
   createReserve,
   FAIR_TURN_MS,
   fairShares,
+  handedOut,
   newBudgetState,
 } from './journal/budget.js';
 export {

@@ -47,6 +47,11 @@ export const MIN_BUDGET_LEASE_MS = 5_000;
 const CREATES_RECENT_MS = 10_000;
 /** The shortest pause between two renewals asked for early (no share, a 429). */
 const EARLY_RENEW_GAP_MS = 250;
+/**
+ * The pause before asking again for tokens others gave back: the journal lets them cool a window of time measured by
+ * holders' monotonic clocks (less 0.1 % for their drift), so a little more than a window.
+ */
+const COOLED_RENEW_MS = Math.ceil(SHARED_WINDOW_MS * 1.002) + 2;
 /** How much more than it used a process whose requests had to wait asks for at its next renewal. */
 const GROWTH = 2;
 /** A 429 cuts the holder's own share at once by this factor (before the journal hears of it). */
@@ -106,6 +111,9 @@ export class KeyBudget {
   #wanted = 0;
   #renewing: Promise<void> | undefined;
   #lastRenewAt = Number.NEGATIVE_INFINITY;
+  /** The journal's event number of the last renewal answered, and when (monotonic) its answer came: `since`. */
+  #answeredEvent: number | undefined;
+  #answeredAt = 0;
   #renewTimer: ReturnType<typeof setTimeout> | undefined;
   #drainTimer: ReturnType<typeof setTimeout> | undefined;
   #drainAt = Number.POSITIVE_INFINITY;
@@ -292,8 +300,8 @@ export class KeyBudget {
         // by one whenever a till's demand does, and asking early for each cost more round trips than it is worth).
         const slack = this.#target >= 8 ? 1 : 0;
         if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
-        else if (this.#held > this.#share) this.#armRenewal(SHARED_WINDOW_MS);
-        else if (waiting && (this.#share < this.#target - slack || this.#target >= this.#wanted)) this.#armRenewal(SHARED_WINDOW_MS);
+        else if (this.#held > this.#share) this.#armRenewal(COOLED_RENEW_MS);
+        else if (waiting && (this.#share < this.#target - slack || this.#target >= this.#wanted)) this.#armRenewal(COOLED_RENEW_MS);
         // Steady: a period after the last one was sent (not answered), so a slow journal does not stretch the period.
         else this.#armRenewal(this.#lastRenewAt + this.#renewEveryMs - now);
       }
@@ -347,6 +355,8 @@ export class KeyBudget {
         leaseMs: grantedFor,
         windowMs: SHARED_WINDOW_MS,
         creates: sentAt - this.#lastCreateAt < CREATES_RECENT_MS,
+        // The time this process measured since the journal's last answer (sent earlier than measured: a lower bound).
+        ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
         ...report,
       });
     } catch (error) {
@@ -361,6 +371,9 @@ export class KeyBudget {
       }
       return;
     }
+    // A store of an earlier build answers without an event number: then no `since` (its leases run on its clock).
+    this.#answeredEvent = Number.isSafeInteger(grant.event) ? grant.event : undefined;
+    this.#answeredAt = monotonicNow();
     if (this.#failing) {
       this.#failing = false;
       this.#logger.info('shared rate budget: the journal renews this process share again');

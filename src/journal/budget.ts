@@ -13,6 +13,12 @@
  * - a holder that stops asking (a process that died) keeps its share until its lease runs out; it stopped spending
  *   one window before that (its local lease is shorter by a window), so the share is free at once then.
  *
+ * **Time is what the holders measured, never the journal's clock.** A lease runs out, and given-back tokens cool, only
+ * once holders' monotonic clocks have measured that much time since (each renewal says how long its holder waited
+ * since the journal answered one of its earlier renewals: {@link BudgetRequest.since}). Those measurements, chained
+ * after the event that started a lease or a cooling, are a lower bound of the time that truly passed, so a step of the
+ * journal's clock (forward or back) never ends a lease early. The journal's clock only paces `'adaptive'`.
+ *
  * Who keeps what: the fair shares of the live holders' demands (water-filling: a holder that wants less than an equal
  * part gets what it wants, the rest is split among the others). A holder above its fair share gives the excess back at
  * its next renewal; the others take it once it has cooled. While a holder that sends creates (a till) lives, the
@@ -58,6 +64,13 @@ export interface BudgetRequest {
    * last {@link createReserve} tokens that creating holders do not already keep.
    */
   readonly creates?: boolean;
+  /**
+   * How long this holder measured on its own monotonic clock since the journal answered one of its renewals: `event` is
+   * that answer's {@link BudgetGrant.event}, `elapsedMs` the time from receiving the answer to sending this request (a
+   * lower bound of the time between the two renewals at the journal). Absent on a holder's first renewal: then this
+   * renewal lets no lease or cooling run.
+   */
+  readonly since?: { readonly event: number; readonly elapsedMs: number } | undefined;
 }
 
 /** What {@link PaymentJournal.takeBudget} answers. */
@@ -70,9 +83,15 @@ export interface BudgetGrant {
   readonly limit: number;
   /** How many holders share the key now. */
   readonly holders: number;
+  /** The key's event number of this renewal: the holder names it in its next request's {@link BudgetRequest.since}. */
+  readonly event: number;
 }
 
-/** One holder as the journal keeps it. */
+/**
+ * One holder as the journal keeps it. Its lease and its cooling run in measured time: `…Elapsed` is what holders'
+ * monotonic clocks measured after the event `…From` (chained: a measurement counts when it began at or after `…From`,
+ * and moves `…From` to the event that reported it).
+ */
 export interface BudgetHolder {
   /** Tokens per window it may spend. */
   share: number;
@@ -80,12 +99,20 @@ export interface BudgetHolder {
   want: number;
   /** The limit it declared: requests per second, or `'adaptive'`. */
   declared: number | 'adaptive';
-  /** When its share stops counting (the journal's clock, epoch ms). */
-  expiresAt: number;
+  /** How long its share counts from its last renewal, in measured ms (its `leaseMs`). */
+  leaseMs: number;
+  /** Measured ms since its last renewal: its share stops counting once this reaches `leaseMs`. */
+  leaseElapsed: number;
+  /** The event up to which `leaseElapsed` is measured. */
+  leaseFrom: number;
   /** Tokens it gave back that may still be spent in the current window. */
   cooling: number;
-  /** When `cooling` no longer counts (epoch ms). */
-  coolUntil: number;
+  /** How long `cooling` counts from when it was given back, in measured ms (the holder's `windowMs`). */
+  coolMs: number;
+  /** Measured ms since it last gave tokens back: `cooling` stops counting once this reaches `coolMs`. */
+  coolElapsed: number;
+  /** The event up to which `coolElapsed` is measured. */
+  coolFrom: number;
   /** It sent creates recently (its last report). */
   creates?: boolean;
 }
@@ -100,6 +127,8 @@ export interface BudgetState {
   raisedAt: number;
   /** When the learnt rate was last cut (epoch ms). */
   cutAt: number;
+  /** The number of the last renewal (every renewal of the key is one event). */
+  event: number;
   /** Every holder by id, live or with tokens still cooling. */
   holders: Record<string, BudgetHolder>;
 }
@@ -138,50 +167,123 @@ export function budgetRequestProblem(request: BudgetRequest): string | undefined
   if (!(Number.isFinite(request.leaseMs) && request.leaseMs > request.windowMs)) return 'leaseMs must be longer than windowMs';
   if (!(Number.isFinite(request.windowMs) && request.windowMs >= 1_000)) return 'windowMs must be ≥ 1000';
   if (request.creates !== undefined && typeof request.creates !== 'boolean') return 'creates must be a boolean';
+  if (
+    request.since !== undefined &&
+    !(
+      Number.isSafeInteger(request.since?.event) &&
+      request.since.event >= 0 &&
+      Number.isFinite(request.since.elapsedMs) &&
+      request.since.elapsedMs >= 0
+    )
+  )
+    return 'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }';
   return undefined;
 }
 
 /** A new key's state. */
 export function newBudgetState(now: number): BudgetState {
-  return { rate: ADAPTIVE_START_RATE, raisedAt: now, cutAt: Number.NEGATIVE_INFINITY, holders: {} };
+  return { rate: ADAPTIVE_START_RATE, raisedAt: now, cutAt: Number.NEGATIVE_INFINITY, holders: {}, event: 0 };
+}
+
+/**
+ * A measurement counts for this much less than it says: monotonic clocks run up to 100 ppm apart, and the chain must
+ * stay a lower bound of the time that passed.
+ */
+const MEASURE_MARGIN = 1e-3;
+
+function isLive(holder: BudgetHolder): boolean {
+  return holder.leaseElapsed < holder.leaseMs;
+}
+
+function isCooling(holder: BudgetHolder): boolean {
+  return holder.cooling > 0 && holder.coolElapsed < holder.coolMs;
+}
+
+/**
+ * Lets a measured interval run for every lease and cooling it covers: one that began (at `since.event`) no earlier
+ * than the event a lease or cooling is measured to.
+ */
+function runMeasuredTime(state: BudgetState, since: BudgetRequest['since'], event: number): void {
+  if (since === undefined || !(since.elapsedMs > 0) || !(since.event < event)) return;
+  const measured = since.elapsedMs * (1 - MEASURE_MARGIN);
+  for (const holder of Object.values(state.holders)) {
+    if (since.event >= holder.leaseFrom) {
+      holder.leaseElapsed += measured;
+      holder.leaseFrom = event;
+    }
+    if (since.event >= holder.coolFrom) {
+      holder.coolElapsed += measured;
+      holder.coolFrom = event;
+    }
+  }
+}
+
+/**
+ * A holder stored by a build before leases ran in measured time (`expiresAt`/`coolUntil` by the journal's clock):
+ * its lease and its cooling count in full again from this event.
+ */
+function fromEarlierBuild(holder: BudgetHolder, event: number): BudgetHolder {
+  if (typeof holder.leaseMs === 'number' && typeof holder.coolMs === 'number') return holder;
+  return { ...holder, leaseMs: 8_000, leaseElapsed: 0, leaseFrom: event, coolMs: 1_020, coolElapsed: 0, coolFrom: event };
 }
 
 /**
  * One holder's renewal: gives back what it no longer keeps (cooling for one window), raises or cuts the learnt rate,
- * and grows the holder towards its fair share from free tokens. `now` is the journal's clock. Returns the new state
- * (the one given is not changed) and the holder's grant.
+ * and grows the holder towards its fair share from free tokens. Leases and cooling run on the request's measured
+ * time ({@link BudgetRequest.since}); `now`, the journal's clock, paces only `'adaptive'` and the fair turns. Returns
+ * the new state (the one given is not changed) and the holder's grant.
  */
 export function allocateBudget(previous: BudgetState | undefined, request: BudgetRequest, now: number): BudgetAllocation {
   const state: BudgetState = previous === undefined ? newBudgetState(now) : structuredClone(previous);
   // JSON has no -Infinity: a state read back may carry null.
   if (typeof state.cutAt !== 'number') state.cutAt = Number.NEGATIVE_INFINITY;
+  const event = (typeof state.event === 'number' ? state.event : 0) + 1;
+  state.event = event;
+  for (const [id, holder] of Object.entries(state.holders)) state.holders[id] = fromEarlierBuild(holder, event);
+  runMeasuredTime(state, request.since, event);
   for (const [id, holder] of Object.entries(state.holders)) {
-    if (holder.expiresAt <= now && holder.coolUntil <= now) delete state.holders[id];
+    if (!isLive(holder) && !isCooling(holder)) delete state.holders[id];
   }
   const before = state.holders[request.holder];
-  const held = before !== undefined && before.expiresAt > now ? before.share : 0;
+  const held = before !== undefined && isLive(before) ? before.share : 0;
   const keep = request.release === true ? 0 : Math.max(0, Math.min(Math.floor(request.keep), held));
-  const holder: BudgetHolder = before ?? { share: 0, want: 0, declared: request.limit, expiresAt: now, cooling: 0, coolUntil: now };
-  if (holder.coolUntil <= now) holder.cooling = 0;
+  const holder: BudgetHolder = before ?? {
+    share: 0,
+    want: 0,
+    declared: request.limit,
+    leaseMs: request.leaseMs,
+    leaseElapsed: 0,
+    leaseFrom: event,
+    cooling: 0,
+    coolMs: request.windowMs,
+    coolElapsed: 0,
+    coolFrom: event,
+  };
+  if (!isCooling(holder)) holder.cooling = 0;
   if (held > keep) {
+    // Tokens cooling already count a whole window again from now (one measure for all of them).
     holder.cooling += held - keep;
-    holder.coolUntil = now + request.windowMs;
+    holder.coolMs = request.windowMs;
+    holder.coolElapsed = 0;
+    holder.coolFrom = event;
   }
   holder.share = keep;
   holder.declared = request.limit;
   holder.want = request.release === true ? 0 : Math.max(0, Math.floor(request.want));
-  holder.expiresAt = request.release === true ? now : now + request.leaseMs;
+  holder.leaseMs = request.leaseMs;
+  holder.leaseElapsed = request.release === true ? request.leaseMs : 0;
+  holder.leaseFrom = event;
   holder.creates = request.creates === true && request.release !== true;
   state.holders[request.holder] = holder;
 
-  const live = Object.entries(state.holders).filter(([, entry]) => entry.expiresAt > now);
+  const live = Object.entries(state.holders).filter(([, entry]) => isLive(entry));
   let declared = Number.POSITIVE_INFINITY;
   let adaptive = false;
   for (const [, entry] of live) {
     if (entry.declared === 'adaptive') adaptive = true;
     else declared = Math.min(declared, entry.declared);
   }
-  if (adaptive) adapt(state, request, now, declared, handedOut(state, now));
+  if (adaptive) adapt(state, request, now, declared, handedOut(state));
   const limit = Math.max(0, Math.floor(adaptive ? Math.min(state.rate, declared) : declared === Number.POSITIVE_INFINITY ? 0 : declared));
 
   const targets = fairShares(
@@ -198,10 +300,10 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
     reserved = Math.max(0, createReserve(limit) - keptByTills);
   }
-  const grow = Math.max(0, Math.min(target - keep, limit - reserved - handedOut(state, now)));
+  const grow = Math.max(0, Math.min(target - keep, limit - reserved - handedOut(state)));
   holder.share = keep + grow;
   if (request.release === true && holder.cooling === 0) delete state.holders[request.holder];
-  return { state, grant: { share: holder.share, target, limit, holders: live.length } };
+  return { state, grant: { share: holder.share, target, limit, holders: live.length, event } };
 }
 
 /**
@@ -212,12 +314,15 @@ export function createReserve(limit: number): number {
   return limit >= 5 ? Math.ceil(limit / 10) : 0;
 }
 
-/** Tokens that may be spent in the current window: the live holders' shares and what was given back within it. */
-function handedOut(state: BudgetState, now: number): number {
+/**
+ * Tokens that may be spent now: the live holders' shares and what was given back less than a measured window ago.
+ * Exported for stores' and tests' checks: it never exceeds the limit.
+ */
+export function handedOut(state: BudgetState): number {
   let count = 0;
   for (const entry of Object.values(state.holders)) {
-    if (entry.expiresAt > now) count += entry.share;
-    if (entry.coolUntil > now) count += entry.cooling;
+    if (isLive(entry)) count += entry.share;
+    if (isCooling(entry)) count += entry.cooling;
   }
   return count;
 }

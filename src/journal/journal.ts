@@ -280,7 +280,8 @@ export interface PaymentJournal {
   /**
    * Optional: the shared rate budget of an API key. Renews `request.holder`'s share of the key's budget
    * and resolves with what it may spend now; the arithmetic is `allocateBudget`'s, run on the key's state
-   * loaded and saved in one atomic step (a transaction, or a compare-and-set on a version), by the journal's clock.
+   * loaded and saved in one atomic step (a transaction, or a compare-and-set on a version). Leases run on the time the
+   * holders measured (`request.since`); the journal's clock paces only `'adaptive'`.
    * Without it, a client given `requestsPerSecond` on this journal is refused with `ConfigurationError`: a shared
    * limit that would silently be per process is not offered. `checkPaymentJournal` checks it when present.
    */

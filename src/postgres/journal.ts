@@ -369,8 +369,8 @@ export class PostgresJournal implements PaymentJournal {
   }
 
   /**
-   * Renews a holder's share of a key's rate budget (see `allocateBudget`), by the server's clock, shared by every
-   * process and machine on this database. Kept in `<tableName>_budgets` (one row per key digest, created on first use,
+   * Renews a holder's share of a key's rate budget (see `allocateBudget`; leases run on the time holders measured,
+   * the server's clock paces only `'adaptive'`), shared by every process and machine on this database. Kept in `<tableName>_budgets` (one row per key digest, created on first use,
    * apart from the records' tables). Two statements: the row read with the server's clock, then a compare-and-set on
    * its version (read again on a conflict).
    */

@@ -257,8 +257,8 @@ export class SqliteJournal implements PaymentJournal {
   }
 
   /**
-   * Renews a holder's share of a key's rate budget (see `allocateBudget`), in one `BEGIN IMMEDIATE` transaction on
-   * this machine's clock: the processes sharing the file share the budget. Kept in `tap_payment_journal_budgets`
+   * Renews a holder's share of a key's rate budget (see `allocateBudget`), in one `BEGIN IMMEDIATE` transaction: the
+   * processes sharing the file share the budget. Kept in `tap_payment_journal_budgets`
    * (one row per key digest), created on first use.
    */
   async takeBudget(request: BudgetRequest): Promise<BudgetGrant> {

@@ -195,8 +195,6 @@ export class Ledger {
 export interface Arrival {
   readonly at: number;
   readonly by: string;
-  /** A window beginning at this arrival is not judged (see sim.ts: after a forward step of the journal's clock). */
-  readonly exempt?: boolean;
 }
 
 /**
@@ -207,7 +205,7 @@ export function budgetWindowViolations(arrivals: readonly Arrival[], limit: numb
   for (let i = 0; i + limit < arrivals.length; i++) {
     const first = arrivals[i] as Arrival;
     const last = arrivals[i + limit] as Arrival;
-    if (last.at - first.at < 1_000 && first.exempt !== true) {
+    if (last.at - first.at < 1_000) {
       const inWindow = arrivals.slice(i, i + limit + 1);
       const by = new Map<string, number>();
       for (const arrival of inWindow) by.set(arrival.by, (by.get(arrival.by) ?? 0) + 1);

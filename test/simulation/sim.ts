@@ -12,7 +12,7 @@
  */
 
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
-import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.js';
+import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js';
 import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
@@ -297,6 +297,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   };
   // The shortest grace of any decider: the world's readers, and `checkStatus`/`pollUntilSettled`'s default.
   journal.minGraceMs = Math.min(DEFAULT_NOT_FOUND_GRACE_MS, ...world.graces.map((grace) => grace ?? DEFAULT_NOT_FOUND_GRACE_MS));
+  // Reads lag less than the shortest grace of the readers that decide (the documented assumption). The lag was bounded
+  // by a draw of graces of its own, not the readers' (`world.graces`): a world could lag 8.5 s against an edge
+  // watcher with grace 0, outside the model (seed 2341 once budgets measured time, a double with no slip).
+  faults.maxLagMs = Math.min(faults.maxLagMs, Math.max(0, journal.minGraceMs - 100));
 
   const tills = Math.min(1 + Math.floor(random() * 3), reduce.maxTills ?? 3);
   const sales: Sale[] = [];
@@ -350,7 +354,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     else if (base.startsWith('worker')) startWorker(`${base}.r${count}`, at);
   };
   const startWorker = (name: string, at: number, mortal = true, options = workerOptions(world)) =>
-    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings(), mortal ? setup() : {}), options), {
+    // The fleet worker (started once the faults stop) has a key function that answers at once: a vault that takes up
+    // to 15 s against a 5 s time limit is a fault, and the liveness bound holds only without faults (seed 2055).
+    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings(), mortal ? setup() : { plainKey: true }), options), {
       offset: offset(),
       drift: drift(),
       mortal,
@@ -373,8 +379,6 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // Clock jumps of processes and of the journal (forward and back) while faults last: a forward step of the journal's
   // clock makes its measure of a record's age early by the step; the deciding process's own monotonic watch
   // (performance.now, which never steps) is what keeps the verdict bound (journal.ts).
-  /** When the journal's clock stepped forward (true time): the shared budget trusts that clock for leases. */
-  const journalStepsForward: number[] = [];
   if (!reduce.noClockJumps) {
     for (let j = 0, jumps = Math.floor(random() * 4); j < jumps; j++) {
       const at = T0 + random() * FAULT_PHASE_MS;
@@ -386,7 +390,6 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         if (onJournal) {
           const step = size;
           journal.offset += step;
-          if (step > 0) journalStepsForward.push(sim.now);
           ledger.probe(step < 0 ? 'journal clock stepped back' : 'journal clock stepped forward');
           sim.log(`JOURNAL CLOCK ${step > 0 ? '+' : ''}${step} ms`);
           return;
@@ -468,21 +471,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // counted as a rare path, not failed: no lease can reach a process that does not run (as invariant 8's late push).
     if (service.arrivals.some((arrival) => arrival.stalled)) ledger.probe('request left a stalled process past its share lease');
     const counted = service.arrivals.filter((arrival) => world.budgeted.has(arrival.proc) && !arrival.stalled);
-    // The journal's clock decides when a share's lease ends: a forward step ends the leases of live holders early, and
-    // until they renew (within a renewal period) and their spending leaves the window, the shares may overlap. The
-    // documented limit of the guarantee (docs/assumptions.md); found at seeds 728 and 840. Windows that begin within a
-    // lease, a renewal and a window of such a step are counted as a rare path, not failed.
-    const longestLease = Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS));
-    const afterStep = (at: number) =>
-      journalStepsForward.some((stepAt) => at >= stepAt && at < stepAt + longestLease + 2 * SHARED_WINDOW_MS);
-    const overlaps = budgetWindowViolations(
-      counted.filter((arrival) => afterStep(arrival.at)).map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
-      budget.limit,
-    );
-    if (overlaps.length > 0) ledger.probe('shares overlapped after the journal clock stepped forward');
+    // Every window is judged, journal clock steps included: leases and cooling run on time the holders measured
+    // (before, a forward step of the journal's clock ended live holders' leases early: seeds 728 and 840).
     ledger.violations.push(
       ...budgetWindowViolations(
-        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name, exempt: afterStep(arrival.at) })),
+        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
         budget.limit,
       ),
       ...budgetProbe.violations,

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyBudget, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
-import { allocateBudget, type BudgetRequest, type BudgetState, createReserve, fairShares } from '../../src/journal/budget.ts';
+import { allocateBudget, type BudgetRequest, type BudgetState, createReserve, fairShares, handedOut } from '../../src/journal/budget.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 import { maxInAnyWindow } from './windows.ts';
@@ -69,6 +69,28 @@ function saturate(
   return Promise.all(loops);
 }
 
+/**
+ * The journal's arithmetic with holders that measure time truly: each renewal says how long since its holder's last
+ * answer (`since`), as `KeyBudget` does.
+ */
+function measuredRenewals() {
+  let state: BudgetState | undefined;
+  const answered = new Map<string, { event: number; at: number }>();
+  return {
+    get state(): BudgetState {
+      return state as BudgetState;
+    },
+    renew(request: BudgetRequest, now: number) {
+      const last = answered.get(request.holder);
+      const since = last === undefined ? {} : { since: { event: last.event, elapsedMs: now - last.at } };
+      const result = allocateBudget(state, { ...request, ...since }, now);
+      state = result.state;
+      answered.set(request.holder, { event: result.grant.event, at: now });
+      return result;
+    },
+  };
+}
+
 const base: Omit<BudgetRequest, 'holder' | 'keep' | 'want'> = {
   key: 'k',
   limit: 20,
@@ -82,26 +104,19 @@ const base: Omit<BudgetRequest, 'holder' | 'keep' | 'want'> = {
 describe('allocateBudget (the journal side)', () => {
   it('never hands out more than the limit, counting shares given back within the last window', () => {
     const random = seededRandom(29);
-    let state: BudgetState | undefined;
+    const journal = measuredRenewals();
     const holders = ['a', 'b', 'c', 'd'];
     const held = new Map<string, number>();
     // Every token a holder may spend at a time: what it holds from its grant until it next asks.
     for (let now = 0; now < 120_000; now += Math.floor(random() * 700)) {
       const holder = holders[Math.floor(random() * holders.length)] as string;
       const keep = Math.floor(random() * ((held.get(holder) ?? 0) + 1));
-      const result = allocateBudget(
-        state,
+      const result = journal.renew(
         { ...base, holder, keep, want: Math.floor(random() * 30), saturated: random() < 0.5, creates: random() < 0.3 },
         now,
       );
-      state = result.state;
       held.set(holder, result.grant.share);
-      let counted = 0;
-      for (const entry of Object.values(state.holders)) {
-        if (entry.expiresAt > now) counted += entry.share;
-        if (entry.coolUntil > now) counted += entry.cooling;
-      }
-      expect(counted).toBeLessThanOrEqual(20);
+      expect(handedOut(journal.state)).toBeLessThanOrEqual(20);
       expect(result.grant.share).toBeLessThanOrEqual(Math.max(keep, result.grant.target));
     }
   });
@@ -120,49 +135,83 @@ describe('allocateBudget (the journal side)', () => {
       ['b', 9],
       ['c', 9],
     ]);
-    let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 100 }, 0);
-    expect(state.holders.a?.share).toBe(20);
-    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100 }, 100));
+    const journal = measuredRenewals();
+    journal.renew({ ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    expect(journal.state.holders.a?.share).toBe(20);
+    journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 100);
     // b's fair share is 10, but a keeps all 20 until it renews: nothing is free yet.
-    expect(state.holders.b?.share).toBe(0);
-    ({ state } = allocateBudget(state, { ...base, holder: 'a', keep: 10, want: 100 }, 2_000));
-    // What a gave back cools for one window: b takes it after that.
-    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100 }, 2_100));
-    expect(state.holders.b?.share).toBe(0);
-    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100 }, 2_000 + SHARED_WINDOW_MS));
-    expect(state.holders.b?.share).toBe(10);
-    // a dies (stops renewing at 2 000): its share counts until its lease (8 000) ran out, then b takes everything.
-    ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 10, want: 100 }, 9_999));
-    expect(state.holders.b?.share).toBe(10);
-    const after = allocateBudget(state, { ...base, holder: 'b', keep: 10, want: 100 }, 10_000);
+    expect(journal.state.holders.b?.share).toBe(0);
+    journal.renew({ ...base, holder: 'a', keep: 10, want: 100 }, 2_000);
+    // What a gave back cools for one window of time measured after it (b's measures from its answer at 2 100 on).
+    journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 2_100);
+    expect(journal.state.holders.b?.share).toBe(0);
+    journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 2_100 + SHARED_WINDOW_MS);
+    expect(journal.state.holders.b?.share).toBe(0);
+    journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 2_100 + SHARED_WINDOW_MS + 10);
+    expect(journal.state.holders.b?.share).toBe(10);
+    // a dies (stops renewing at 2 000): its share counts until b measured its lease (8 000 ms) after a's last renewal,
+    // from b's first answer after it (2 100): at 10 100 and a little (b's clock counts 0.1 % short), b takes everything.
+    journal.renew({ ...base, holder: 'b', keep: 10, want: 100 }, 10_100);
+    expect(journal.state.holders.b?.share).toBe(10);
+    const after = journal.renew({ ...base, holder: 'b', keep: 10, want: 100 }, 10_120);
     expect(after.grant.share).toBe(20);
   });
 
   it('keeps a tenth of the limit free for a till while one lives: the others do not grow into it, the till takes it at once', () => {
     expect([1, 4, 5, 10, 11, 40].map(createReserve)).toEqual([0, 0, 1, 1, 2, 4]);
-    let { state } = allocateBudget(undefined, { ...base, holder: 'worker', keep: 0, want: 100 }, 0);
-    expect(state.holders.worker?.share).toBe(20);
+    const journal = measuredRenewals();
+    const renew = (holder: string, keep: number, want: number, now: number, creates = false) =>
+      journal.renew({ ...base, holder, keep, want, ...(creates ? { creates } : {}) }, now);
+    renew('worker', 0, 100, 0);
+    expect(journal.state.holders.worker?.share).toBe(20);
     // A till arrives: the worker keeps what it holds until it renews, so nothing is free for the till yet.
-    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 0, want: 6, creates: true }, 100));
-    expect(state.holders.till?.share).toBe(0);
-    // The worker renews: its fair share is 14 now; it keeps 14, and gives back 6 (cooling for a window).
-    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 14, want: 100 }, 2_000));
-    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 14, want: 100, limit: 20 }, 2_000 + SHARED_WINDOW_MS));
-    expect(state.holders.worker?.share).toBe(14);
+    renew('till', 0, 6, 100, true);
+    expect(journal.state.holders.till?.share).toBe(0);
+    // The worker renews: its fair share is 14 now; it keeps 14, and gives back 6 (cooling for a measured window, which
+    // its next renewal measured).
+    renew('worker', 14, 100, 2_000);
+    renew('worker', 14, 100, 3_030);
+    expect(journal.state.holders.worker?.share).toBe(14);
     // The till takes what is free, the reserve included.
-    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 0, want: 6, creates: true }, 2_100 + SHARED_WINDOW_MS));
-    expect(state.holders.till?.share).toBe(6);
-    // With the till keeping more than the reserve, nothing more is held back: a worker grows into all that is free.
-    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 3, want: 3, creates: true }, 4_000));
-    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 14, want: 100 }, 4_000 + SHARED_WINDOW_MS));
-    expect(state.holders.worker?.share).toBe(17);
+    renew('till', 0, 6, 3_130, true);
+    expect(journal.state.holders.till?.share).toBe(6);
+    // With the till keeping more than the reserve, nothing more is held back: a worker grows into all that is free
+    // (once it measured a window after the till gave 3 back: from its first answer after that).
+    renew('till', 3, 3, 4_000, true);
+    renew('worker', 14, 100, 4_100);
+    expect(journal.state.holders.worker?.share).toBe(14);
+    renew('worker', 14, 100, 5_130);
+    expect(journal.state.holders.worker?.share).toBe(17);
     // A till keeping 1 of a reserve of 2: the worker leaves 1 free.
-    ({ state } = allocateBudget(state, { ...base, holder: 'till', keep: 1, want: 1, creates: true }, 6_000));
-    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 17, want: 100 }, 6_000 + SHARED_WINDOW_MS));
-    expect(state.holders.worker?.share).toBe(18);
-    // Once the till's lease ran out, the worker takes everything.
-    ({ state } = allocateBudget(state, { ...base, holder: 'worker', keep: 18, want: 100 }, 6_000 + base.leaseMs));
-    expect(state.holders.worker?.share).toBe(20);
+    renew('till', 1, 1, 6_000, true);
+    renew('worker', 17, 100, 6_100);
+    renew('worker', 17, 100, 7_130);
+    expect(journal.state.holders.worker?.share).toBe(18);
+    // Once the worker measured the till's lease after its last renewal, the worker takes everything.
+    renew('worker', 18, 100, 6_100 + base.leaseMs);
+    expect(journal.state.holders.worker?.share).toBe(18);
+    renew('worker', 18, 100, 6_200 + base.leaseMs);
+    expect(journal.state.holders.worker?.share).toBe(20);
+  });
+
+  it('runs leases and cooling on time the holders measured, not on the journal clock: a step of it ends no lease', () => {
+    const journal = measuredRenewals();
+    journal.renew({ ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    // The journal's clock steps forward an hour before b's first renewal: a's lease (8 s) is not over for it.
+    const first = journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 3_600_000);
+    expect(first.grant.share).toBe(0);
+    // Nor at b's second renewal, 2 s later by b's clock.
+    expect(journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 3_602_000).grant.share).toBe(0);
+    // A holder that reports no time measured (a first renewal, or a store's caller that does not measure) lets none run.
+    let state = journal.state;
+    for (let now = 3_700_000; now < 3_800_000; now += 10_000)
+      state = allocateBudget(state, { ...base, holder: 'c', keep: 0, want: 100 }, now).state;
+    expect(state.holders.a?.share).toBe(20);
+    // b measures a's lease (8 s from b's first answer after a's last renewal, 0.1 % short), then takes a's share.
+    expect(journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 3_607_900).grant.share).toBe(0);
+    expect(journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 3_608_100).grant.share).toBe(20);
+    // A step back changes nothing either: b keeps its share, and its lease runs on b's measure.
+    expect(journal.renew({ ...base, holder: 'b', keep: 20, want: 100 }, 0).grant.share).toBe(20);
   });
 
   it('with fewer tokens than holders wanting one, tills come first and the others take turns', () => {

@@ -1,6 +1,6 @@
 /** `takeBudget` (optional): holders of one key never granted more than the limit together. */
 
-import type { BudgetRequest } from '../../journal/budget.js';
+import type { BudgetGrant, BudgetRequest } from '../../journal/budget.js';
 import type { PaymentJournal } from '../../journal/journal.js';
 import { expectEqual } from './expect.js';
 import { type Check, delay, uuid } from './kit.js';
@@ -19,7 +19,7 @@ export const BUDGET_CHECKS: ReadonlyArray<readonly [string, Check]> = [
         await Promise.all(
           holders.map(async (holder, index) => {
             const store = (index % 2 === 0 ? journal : other) as Required<Pick<PaymentJournal, 'takeBudget'>>;
-            const grant = await store.takeBudget(budgetRequest(key, holder, shares.get(holder) ?? 0));
+            const grant = await measured(store, budgetRequest(key, holder, shares.get(holder) ?? 0));
             shares.set(holder, grant.share);
           }),
         );
@@ -37,7 +37,10 @@ export const BUDGET_CHECKS: ReadonlyArray<readonly [string, Check]> = [
     '(with takeBudget) keys are apart, and tokens given back are granted again only a window later',
     async ({ journal }) => {
       if (journal.takeBudget === undefined) return;
-      const take = journal.takeBudget.bind(journal);
+      const store = journal as Required<Pick<PaymentJournal, 'takeBudget'>>;
+      // Each holder says how long it measured since its last answer, as the SDK's clients do (leases and cooling run on
+      // that time, not on the store's clock).
+      const take = (request: BudgetRequest) => measured(store, request);
       const [first, second] = [`conformance-${uuid()}`, `conformance-${uuid()}`];
       const [a, b] = [uuid(), uuid()];
       expectEqual((await take(budgetRequest(first, a, 0))).share, 12, 'the first holder of a key: the whole budget');
@@ -48,13 +51,26 @@ export const BUDGET_CHECKS: ReadonlyArray<readonly [string, Check]> = [
       await delay(1_100);
       expectEqual((await take(budgetRequest(first, b, 0))).share > 0, true, 'tokens given back a window ago are granted again');
       let refused = false;
-      await take({ ...budgetRequest(first, a, 0), limit: 0 }).catch(() => {
+      await store.takeBudget({ ...budgetRequest(first, a, 0), limit: 0 }).catch(() => {
         refused = true;
       });
       expectEqual(refused, true, 'a request with limit 0 is refused');
     },
   ],
 ];
+
+/** Each holder's last answer (by key and holder): its event number and when it came (monotonic). */
+const answers = new Map<string, { event: number; at: number }>();
+
+/** A renewal that says how long its holder measured since its last answer (`since`), as a client does. */
+async function measured(store: Required<Pick<PaymentJournal, 'takeBudget'>>, request: BudgetRequest): Promise<BudgetGrant> {
+  const id = `${request.key}\u0000${request.holder}`;
+  const last = answers.get(id);
+  const since = last === undefined ? {} : { since: { event: last.event, elapsedMs: performance.now() - last.at } };
+  const grant = await store.takeBudget({ ...request, ...since });
+  answers.set(id, { event: grant.event, at: performance.now() });
+  return grant;
+}
 
 /** A holder's renewal on a 12-token budget that wants as much as it can get and keeps `keep`. */
 function budgetRequest(key: string, holder: string, keep: number): BudgetRequest {
