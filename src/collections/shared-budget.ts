@@ -346,19 +346,22 @@ export class KeyBudget {
     const grantedFor = this.#leaseMs - RENEW_MS;
     let grant: BudgetGrant;
     try {
-      grant = await this.#journal.takeBudget({
-        key: this.#key,
-        holder: this.holder,
-        limit: this.#limit,
-        keep: counted,
-        want,
-        leaseMs: grantedFor,
-        windowMs: SHARED_WINDOW_MS,
-        creates: sentAt - this.#lastCreateAt < CREATES_RECENT_MS,
-        // The time this process measured since the journal's last answer (sent earlier than measured: a lower bound).
-        ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
-        ...report,
-      });
+      grant = await answeredWithin(
+        grantedFor,
+        this.#journal.takeBudget({
+          key: this.#key,
+          holder: this.holder,
+          limit: this.#limit,
+          keep: counted,
+          want,
+          leaseMs: grantedFor,
+          windowMs: SHARED_WINDOW_MS,
+          creates: sentAt - this.#lastCreateAt < CREATES_RECENT_MS,
+          // The time this process measured since the journal's last answer (sent earlier than measured: a lower bound).
+          ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
+          ...report,
+        }),
+      );
     } catch (error) {
       // Not counted by the journal as reported: the next renewal tells it again.
       this.#accepted += report.accepted;
@@ -408,4 +411,21 @@ export class KeyBudget {
     for (const at of this.#spent) if (at + SHARED_WINDOW_MS > now) count++;
     return count;
   }
+}
+
+/**
+ * The journal's answer, or a failure once `limitMs` passed without one. A renewal the database never answers (a
+ * connection that died without a reset) would otherwise hold every later renewal back for good, and with them every
+ * request of the key in this process. By then the share it renews has lapsed here anyway; a late answer is dropped
+ * (the journal counts what it granted until the lease ends: fewer requests, never more).
+ */
+function answeredWithin<T>(limitMs: number, answer: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the journal did not answer a renewal within ${limitMs} ms`)), limitMs);
+    const handle = timer as { unref?: () => void };
+    if (typeof handle.unref === 'function') handle.unref();
+  });
+  answer.catch(() => undefined);
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }

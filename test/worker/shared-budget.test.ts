@@ -440,6 +440,28 @@ describe('KeyBudget (a process’s share)', () => {
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(2);
   });
 
+  it('a renewal the journal never answers holds back no later renewal: the share comes back after its lease', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    // The third renewal never answers (a database connection that died without a reset).
+    const takeBudget = journal.takeBudget.bind(journal);
+    let renewals = 0;
+    vi.spyOn(journal, 'takeBudget').mockImplementation((request) => (++renewals === 3 ? new Promise(() => {}) : takeBudget(request)));
+    const service = limitedService(1_000);
+    const stop = new AbortController();
+    const budget = new KeyBudget(journal, 'k', 20, MIN_BUDGET_LEASE_MS, OFF);
+    const running = saturate(budget, 4, service, stop.signal);
+    await vi.advanceTimersByTimeAsync(30_000);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await running;
+    expect(renewals).toBeGreaterThan(5);
+    // Sending again within a lease (5 s) of the hung renewal, and all along after.
+    const late = service.arrivals.filter((at) => at >= 15_000 && at < 30_000).length;
+    expect(late / 15).toBeGreaterThanOrEqual(0.9 * 20);
+    expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
   it('a process that stops renewing leaves its share to the others within one lease period', async () => {
     vi.useFakeTimers({ now: 0 });
     const journal = new MemoryJournal();
