@@ -88,9 +88,10 @@ export interface BudgetGrant {
 }
 
 /**
- * One holder as the journal keeps it. Its lease and its cooling run in measured time: `…Elapsed` is what holders'
- * monotonic clocks measured after the event `…From` (chained: a measurement counts when it began at or after `…From`,
- * and moves `…From` to the event that reported it).
+ * One holder as the journal keeps it. Its lease and its cooling run in measured time: `…Elapsed` is a lower bound of
+ * the time since the event `…From` that started them, from holders' monotonic clocks. A report measured from event k
+ * adds its measure to what was known at k (`…Marks`, the bound at each recent event), so measures of several holders
+ * chain exactly however their renewals interleave.
  */
 export interface BudgetHolder {
   /** Tokens per window it may spend. */
@@ -103,16 +104,20 @@ export interface BudgetHolder {
   leaseMs: number;
   /** Measured ms since its last renewal: its share stops counting once this reaches `leaseMs`. */
   leaseElapsed: number;
-  /** The event up to which `leaseElapsed` is measured. */
+  /** The event of its last renewal, from which `leaseElapsed` is measured. */
   leaseFrom: number;
+  /** `[event, leaseElapsed then]` for the most recent events (oldest first). */
+  leaseMarks?: [number, number][];
   /** Tokens it gave back that may still be spent in the current window. */
   cooling: number;
   /** How long `cooling` counts from when it was given back, in measured ms (the holder's `windowMs`). */
   coolMs: number;
   /** Measured ms since it last gave tokens back: `cooling` stops counting once this reaches `coolMs`. */
   coolElapsed: number;
-  /** The event up to which `coolElapsed` is measured. */
+  /** The event at which it last gave tokens back, from which `coolElapsed` is measured. */
   coolFrom: number;
+  /** `[event, coolElapsed then]` for the most recent events (oldest first). */
+  coolMarks?: [number, number][];
   /** It sent creates recently (its last report). */
   creates?: boolean;
 }
@@ -199,22 +204,37 @@ function isCooling(holder: BudgetHolder): boolean {
   return holder.cooling > 0 && holder.coolElapsed < holder.coolMs;
 }
 
+/** How many recent events a chain keeps its bound for: a report is measured from its holder's last answer, a few back. */
+const MARKS = 16;
+
+/** The bound a chain had at `event`: at its latest mark not after it (0 when none is kept: still a lower bound). */
+function boundAt(marks: readonly [number, number][] | undefined, event: number): number {
+  let bound = 0;
+  for (const [at, elapsed] of marks ?? []) {
+    if (at > event) break;
+    bound = elapsed;
+  }
+  return bound;
+}
+
 /**
- * Lets a measured interval run for every lease and cooling it covers: one that began (at `since.event`) no earlier
- * than the event a lease or cooling is measured to.
+ * Lets a measured interval run for every lease and cooling that began no later than where it was measured from
+ * (`since.event`): what was known of them then, plus the measure. Marks this event's bounds for later reports.
  */
 function runMeasuredTime(state: BudgetState, since: BudgetRequest['since'], event: number): void {
-  if (since === undefined || !(since.elapsedMs > 0) || !(since.event < event)) return;
-  const measured = since.elapsedMs * (1 - MEASURE_MARGIN);
+  const measured =
+    since !== undefined && since.elapsedMs > 0 && since.event < event ? since.elapsedMs * (1 - MEASURE_MARGIN) : undefined;
   for (const holder of Object.values(state.holders)) {
-    if (since.event >= holder.leaseFrom) {
-      holder.leaseElapsed += measured;
-      holder.leaseFrom = event;
-    }
-    if (since.event >= holder.coolFrom) {
-      holder.coolElapsed += measured;
-      holder.coolFrom = event;
-    }
+    if (isLive(holder)) {
+      if (measured !== undefined && since !== undefined && since.event >= holder.leaseFrom)
+        holder.leaseElapsed = Math.max(holder.leaseElapsed, boundAt(holder.leaseMarks, since.event) + measured);
+      holder.leaseMarks = [...(holder.leaseMarks ?? []), [event, holder.leaseElapsed] as [number, number]].slice(-MARKS);
+    } else delete holder.leaseMarks;
+    if (isCooling(holder)) {
+      if (measured !== undefined && since !== undefined && since.event >= holder.coolFrom)
+        holder.coolElapsed = Math.max(holder.coolElapsed, boundAt(holder.coolMarks, since.event) + measured);
+      holder.coolMarks = [...(holder.coolMarks ?? []), [event, holder.coolElapsed] as [number, number]].slice(-MARKS);
+    } else delete holder.coolMarks;
   }
 }
 
@@ -224,7 +244,17 @@ function runMeasuredTime(state: BudgetState, since: BudgetRequest['since'], even
  */
 function fromEarlierBuild(holder: BudgetHolder, event: number): BudgetHolder {
   if (typeof holder.leaseMs === 'number' && typeof holder.coolMs === 'number') return holder;
-  return { ...holder, leaseMs: 8_000, leaseElapsed: 0, leaseFrom: event, coolMs: 1_020, coolElapsed: 0, coolFrom: event };
+  return {
+    ...holder,
+    leaseMs: 8_000,
+    leaseElapsed: 0,
+    leaseFrom: event,
+    leaseMarks: [[event, 0]],
+    coolMs: 1_020,
+    coolElapsed: 0,
+    coolFrom: event,
+    coolMarks: [[event, 0]],
+  };
 }
 
 /**
@@ -254,6 +284,7 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     leaseMs: request.leaseMs,
     leaseElapsed: 0,
     leaseFrom: event,
+    leaseMarks: [[event, 0]],
     cooling: 0,
     coolMs: request.windowMs,
     coolElapsed: 0,
@@ -266,6 +297,7 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     holder.coolMs = request.windowMs;
     holder.coolElapsed = 0;
     holder.coolFrom = event;
+    holder.coolMarks = [[event, 0]];
   }
   holder.share = keep;
   holder.declared = request.limit;
@@ -273,6 +305,7 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   holder.leaseMs = request.leaseMs;
   holder.leaseElapsed = request.release === true ? request.leaseMs : 0;
   holder.leaseFrom = event;
+  holder.leaseMarks = [[event, holder.leaseElapsed]];
   holder.creates = request.creates === true && request.release !== true;
   state.holders[request.holder] = holder;
 
