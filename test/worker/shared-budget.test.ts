@@ -214,6 +214,23 @@ describe('allocateBudget (the journal side)', () => {
     expect(journal.renew({ ...base, holder: 'b', keep: 20, want: 100 }, 0).grant.share).toBe(20);
   });
 
+  it('chains the measures of holders whose renewals interleave: tokens given back are free a measured window later', () => {
+    const journal = measuredRenewals();
+    journal.renew({ ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    journal.renew({ ...base, holder: 'till', keep: 0, want: 100 }, 50);
+    expect(journal.state.holders.till?.share).toBe(0);
+    // a gives 10 back at 100, then renews again at 200: its measure (100 ms from its answer at 100) comes between the
+    // till's renewals, whose measures from 150 on must still count.
+    journal.renew({ ...base, holder: 'a', keep: 10, want: 10 }, 100);
+    for (const at of [150, 200, 400, 650, 900, 1_145]) {
+      const holder = at === 200 ? 'a' : 'till';
+      journal.renew({ ...base, holder, keep: holder === 'a' ? 10 : 0, want: holder === 'a' ? 10 : 100 }, at);
+      expect(journal.state.holders.till?.share).toBe(0);
+    }
+    // Measured from the till's answer at 150: 1 040 ms by 1 190 (0.1 % short), more than the window of 1 020 ms.
+    expect(journal.renew({ ...base, holder: 'till', keep: 0, want: 100 }, 1_190).grant.share).toBe(10);
+  });
+
   it('with fewer tokens than holders wanting one, tills come first and the others take turns', () => {
     const wants = [
       ['a', 5],
