@@ -179,12 +179,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       renewalTroubled.add(proc);
     else renewalTroubled.delete(proc);
     renewalSentAt.delete(proc);
-    shareCountsUntil.set(proc, sim.now + request.leaseMs);
+    // A grant of nothing counts nothing for the holder from now (a paused holder's renewal after its lease ran out).
+    shareCountsUntil.set(proc, grant.share > 0 ? sim.now + request.leaseMs : sim.now);
     sim.log(
       `budget: ${proc.name} keeps ${request.keep}, wants ${request.want} → share ${grant.share}, target ${grant.target}, ${grant.holders} holders`,
     );
   };
-  service.pastLease = (proc) => sim.now > (shareCountsUntil.get(proc) ?? Number.POSITIVE_INFINITY);
+  service.pastLease = (proc) => sim.now >= (shareCountsUntil.get(proc) ?? Number.POSITIVE_INFINITY);
   // A request arriving after its holder's share ran out in the journal, while the holder's renewals failed or took
   // longer than the lease: the documented limit of the budget (docs/assumptions.md; seeds 36 of one variant, 3721,
   // 8275). Its token was taken in time; the journal could not hear that the holder still spends.
