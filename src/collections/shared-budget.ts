@@ -114,6 +114,8 @@ export class KeyBudget {
   /** The journal's event number of the last renewal answered, and when (monotonic) its answer came: `since`. */
   #answeredEvent: number | undefined;
   #answeredAt = 0;
+  /** Renewals sent: each carries its number, so one given up and delivered late changes nothing. */
+  #renewals = 0;
   #renewTimer: ReturnType<typeof setTimeout> | undefined;
   #drainTimer: ReturnType<typeof setTimeout> | undefined;
   #drainAt = Number.POSITIVE_INFINITY;
@@ -357,6 +359,7 @@ export class KeyBudget {
           leaseMs: grantedFor,
           windowMs: SHARED_WINDOW_MS,
           creates: sentAt - this.#lastCreateAt < CREATES_RECENT_MS,
+          renewal: ++this.#renewals,
           // The time this process measured since the journal's last answer (sent earlier than measured: a lower bound).
           ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
           ...report,

@@ -71,6 +71,12 @@ export interface BudgetRequest {
    * renewal lets no lease or cooling run.
    */
   readonly since?: { readonly event: number; readonly elapsedMs: number } | undefined;
+  /**
+   * The holder's renewal number, increasing with each renewal it sends. A renewal numbered no higher than one the
+   * journal already applied for the holder changes nothing: one its holder gave up waiting for, delivered late, after
+   * a later renewal (its `keep` is stale).
+   */
+  readonly renewal?: number | undefined;
 }
 
 /** What {@link PaymentJournal.takeBudget} answers. */
@@ -120,6 +126,8 @@ export interface BudgetHolder {
   coolMarks?: [number, number][];
   /** It sent creates recently (its last report). */
   creates?: boolean;
+  /** The number of its last renewal applied ({@link BudgetRequest.renewal}). */
+  renewal?: number;
 }
 
 /** The state of one key's budget, stored as JSON by every store. */
@@ -182,6 +190,8 @@ export function budgetRequestProblem(request: BudgetRequest): string | undefined
     )
   )
     return 'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }';
+  if (request.renewal !== undefined && !(Number.isSafeInteger(request.renewal) && request.renewal >= 0))
+    return 'renewal must be a whole number ≥ 0';
   return undefined;
 }
 
@@ -264,6 +274,12 @@ function fromEarlierBuild(holder: BudgetHolder, event: number): BudgetHolder {
  * the new state (the one given is not changed) and the holder's grant.
  */
 export function allocateBudget(previous: BudgetState | undefined, request: BudgetRequest, now: number): BudgetAllocation {
+  const applied = previous?.holders[request.holder]?.renewal;
+  if (previous !== undefined && request.renewal !== undefined && applied !== undefined && request.renewal <= applied) {
+    // A renewal its holder gave up on, arriving after a later one: applying its `keep` would take back what the later
+    // one granted while the holder spends it. Nothing changes; the holder no longer waits for this answer.
+    return { state: previous, grant: { share: 0, target: 0, limit: 0, holders: 0, event: previous.event ?? 0 } };
+  }
   const state: BudgetState = previous === undefined ? newBudgetState(now) : structuredClone(previous);
   // JSON has no -Infinity: a state read back may carry null.
   if (typeof state.cutAt !== 'number') state.cutAt = Number.NEGATIVE_INFINITY;
@@ -307,6 +323,7 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   holder.leaseFrom = event;
   holder.leaseMarks = [[event, holder.leaseElapsed]];
   holder.creates = request.creates === true && request.release !== true;
+  if (request.renewal !== undefined) holder.renewal = request.renewal;
   state.holders[request.holder] = holder;
 
   const live = Object.entries(state.holders).filter(([, entry]) => isLive(entry));

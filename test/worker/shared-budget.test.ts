@@ -231,6 +231,20 @@ describe('allocateBudget (the journal side)', () => {
     expect(journal.renew({ ...base, holder: 'till', keep: 0, want: 100 }, 1_190).grant.share).toBe(10);
   });
 
+  it('a renewal its holder gave up on, delivered after a later one, changes nothing', () => {
+    let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 0, renewal: 1 }, 0);
+    // a's renewal 2 (keeping nothing) is given up and stays on its way; renewal 3 is applied first and grows a.
+    const third = allocateBudget(state, { ...base, holder: 'a', keep: 0, want: 20, renewal: 3 }, 2_000);
+    state = third.state;
+    expect(third.grant.share).toBe(20);
+    // Renewal 2 arrives late: applied, its keep of 0 would give back the 20 tokens a spends now (free a window later).
+    const late = allocateBudget(state, { ...base, holder: 'a', keep: 0, want: 0, renewal: 2 }, 2_100);
+    expect(late.state).toBe(state);
+    expect(late.grant.share).toBe(0);
+    expect(state.holders.a?.share).toBe(20);
+    expect(handedOut(state)).toBe(20);
+  });
+
   it('with fewer tokens than holders wanting one, tills come first and the others take turns', () => {
     const wants = [
       ['a', 5],
