@@ -40,7 +40,8 @@ export interface SettlementWorkerOptions {
   /**
    * Called when the service answers something that contradicts a payment the journal has closed (it holds a
    * collection recorded `not-sent` or `rejected`, or settled it the other way): the record keeps its state and is
-   * marked (`record.contradiction`); a person must look at it. Without it, an `error` line says so.
+   * marked (`record.contradiction`) and is never given to `onSettled`; a person must look at it. Without it, an
+   * `error` line says so.
    * @defaultValue none (an `error` line)
    */
   onContradiction?: ((record: PaymentRecord) => void | Promise<void>) | undefined;

@@ -617,7 +617,9 @@ class Worker implements SettlementWorker {
       if (record !== undefined) entry.state = record.state;
       return false;
     }
-    if (verdict?.applied && this.#onSettled !== undefined) {
+    // Delivered only when this worker's own write settled it. A contradiction is applied too (the mark), but on a
+    // record someone else closed, who had that outcome, and which the service now denies: reported, never delivered.
+    if (verdict.applied && verdict.contradiction === undefined && this.#onSettled !== undefined) {
       try {
         await this.#onSettled(record);
       } catch (error) {

@@ -6,8 +6,10 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import {
+  ConfigurationError,
   JournalError,
   MemoryJournal,
+  PaymentContradictionError,
   type PaymentRecord,
   type PaymentState,
   PermissionDeniedError,
@@ -77,6 +79,19 @@ describe('recover() options', () => {
     const error = await rejectionOf(collectionsClient({ journal }).recover(options as never));
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as RequestValidationError).issues.map((issue) => issue.path)).toEqual(paths);
+    expect(requests).toEqual([]);
+  });
+
+  it('names each field refused and what is wrong with it', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending' });
+    const error = await rejectionOf(collectionsClient({ journal }).recover({ notFoundGraceMs: -1, concurrency: 0 }));
+    expect((error as RequestValidationError).issues).toEqual([
+      { path: 'notFoundGraceMs', message: 'must be a finite number ≥ 0' },
+      { path: 'concurrency', message: 'must be an integer ≥ 1' },
+    ]);
+    expect((error as Error).message).toBe(
+      'Invalid recover options: notFoundGraceMs: must be a finite number ≥ 0; concurrency: must be an integer ≥ 1',
+    );
     expect(requests).toEqual([]);
   });
 
@@ -174,11 +189,97 @@ describe('errors that stop recover() at once', () => {
     expect((await journal.get(id(2)))?.state).toBe('pending');
   });
 
+  it('a journal that cannot list the open payments: JournalError saying so, before any request', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending' });
+    journal.list = () => Promise.reject(new Error('locked'));
+    const error = await rejectionOf(collectionsClient({ journal }).recover());
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as Error).message).toBe('Payment journal: could not list the open payments: locked');
+    expect(requests).toEqual([]);
+  });
+
   it('a journal that cannot record what the service said: rejects with JournalError', async () => {
     const journal = await journalHolding({ [id(1)]: 'pending' });
     server.use(answering({ [id(1)]: 'successful' }), healthy());
     journal.transition = () => Promise.reject(new Error('disk full'));
     const error = await rejectionOf(collectionsClient({ journal }).recover());
     expect(error).toBeInstanceOf(JournalError);
+  });
+});
+
+describe('what recover() writes and says', () => {
+  it('the history names recover() as the writer of a status it recorded and of a not-sent close', async () => {
+    useFakeMonotonicClock();
+    try {
+      const journal = await journalHolding({ [id(1)]: 'pending', [id(2)]: 'unknown' }, { sendWindowMs: 1_000 });
+      server.use(answering({ [id(1)]: 'successful' }), healthy());
+      const client = collectionsClient({ journal });
+      // The first call starts this process's watch of the unknown record; the second, a window later, closes it.
+      await client.recover({ notFoundGraceMs: 0 });
+      watchFor(1_000);
+      await client.recover({ notFoundGraceMs: 0 });
+      for (const [referenceId, state] of [
+        [id(1), 'successful'],
+        [id(2), 'not-sent'],
+      ]) {
+        expect((await journal.history(referenceId as string)).at(-1), referenceId).toMatchObject({ to: state, by: 'recover' });
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('every contradiction is logged at error; the call rejects with the first once the others are recovered', async () => {
+    const journal = await journalHolding({ [id(1)]: 'pending', [id(2)]: 'pending', [id(3)]: 'pending' });
+    // Another process settles the first two `failed` while this one's checks are in flight; the service says otherwise.
+    server.use(
+      http.get(CHECK_URL, async ({ params }) => {
+        const referenceId = String(params.referenceId);
+        if (referenceId !== id(3)) await journal.transition(referenceId, 1, { state: 'failed', by: 'another-till', statusText: 'failed' });
+        return HttpResponse.json(statusBody({ referenceId, statusText: 'successful' }));
+      }),
+      healthy(),
+    );
+    const logger = fakeLogger();
+    const error = await rejectionOf(collectionsClient({ journal, logger, logLevel: 'warn' }).recover({ concurrency: 1 }));
+    expect(error).toBeInstanceOf(PaymentContradictionError);
+    expect((error as PaymentContradictionError).referenceId).toBe(id(1));
+    const errorLines = logger.error.mock.calls.map((call) => String(call[0]).replace('[tap-collections-sdk] ', ''));
+    expect(errorLines).toHaveLength(2);
+    expect(errorLines[0]).toBe(`recover: ${(error as Error).message}`);
+    expect(errorLines[1]).toMatch(new RegExp(`^recover: .*${id(2)}`));
+    expect((await journal.get(id(3)))?.state).toBe('successful');
+  });
+});
+
+describe('a base URL that does not answer as the Collections API', () => {
+  /** Every status check answers a bare 404 (a web server's, not the service's). */
+  const bareNotFound = () => http.get(CHECK_URL, () => new HttpResponse(null, { status: 404 }));
+  const expectedMessage = (count: number, named: string, more = '') =>
+    `recover(): ${count} payment(s) left open because the base URL does not answer as the Collections API (check baseUrl / COLLECTIONS_BASE_URL and any proxy): ${named}${more}`;
+
+  it('names every payment left open, by reference and state; the first 404 is the cause', async () => {
+    const journal = await journalHolding({ [id(1)]: 'unknown', [id(2)]: 'initiating' });
+    server.use(bareNotFound(), healthy());
+    const logger = fakeLogger();
+    const error = await rejectionOf(collectionsClient({ journal, logger, logLevel: 'warn' }).recover({ concurrency: 1 }));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toBe(expectedMessage(2, `${id(1)} (unknown), ${id(2)} (initiating)`));
+    expect((error as Error).cause).toBeInstanceOf(ConfigurationError);
+    expect(((error as Error).cause as Error).message).toContain('the base URL does not answer as the Collections API');
+    expect(logger.error).toHaveBeenCalledTimes(2);
+    expect(await journal.list({ states: ['unknown', 'initiating'] })).toHaveLength(2);
+  });
+
+  it.for([
+    [20, ''],
+    [21, ' and 1 more (each is in the log)'],
+  ] as const)('%i payments left open: the error names the first 20%s', async ([count, more]) => {
+    const records = Object.fromEntries(Array.from({ length: count }, (_, index) => [id(index + 1), 'unknown' as const]));
+    const journal = await journalHolding(records);
+    server.use(bareNotFound(), healthy());
+    const error = await rejectionOf(collectionsClient({ journal, logLevel: 'off' }).recover({ concurrency: 1 }));
+    const named = Array.from({ length: 20 }, (_, index) => `${id(index + 1)} (unknown)`).join(', ');
+    expect((error as Error).message).toBe(expectedMessage(count, named, more));
   });
 });

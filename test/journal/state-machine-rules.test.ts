@@ -430,3 +430,88 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
     });
   });
 });
+
+describe('advance: a contradiction', () => {
+  /** A record the journal holds `failed` (version 2). */
+  async function failedRecord(): Promise<MemoryJournal> {
+    const journal = await journalWith('initiating');
+    await writeNow(journal, { state: 'failed', statusText: 'failed', by: 'till-1' });
+    return journal;
+  }
+
+  it('marks the final record and says it wrote (applied); the same word again writes nothing and says so', async () => {
+    const journal = await failedRecord();
+    const marked = await advance(journal, REFERENCE_ID, status('successful'), 'worker:1');
+    expect(marked).toEqual({
+      record: expect.objectContaining({
+        state: 'failed',
+        version: 3,
+        contradiction: expect.objectContaining({ statusText: 'successful' }),
+      }),
+      applied: true,
+      refused: false,
+      contradiction: { statusText: 'successful' },
+    });
+    const again = await advance(journal, REFERENCE_ID, status('successful'), 'worker:1');
+    expect(again).toEqual({
+      record: expect.objectContaining({ state: 'failed', version: 3 }),
+      applied: false,
+      refused: false,
+      contradiction: { statusText: 'successful' },
+    });
+  });
+
+  it('a mark that loses the race to a mark with another word is decided again: its own word is marked after it', async () => {
+    const memory = await failedRecord();
+    const journal = racedBy(memory, async (target) => {
+      await advance(target, REFERENCE_ID, status('successful', 'SUCCESS'), 'worker:2');
+    });
+    const marked = await advance(journal, REFERENCE_ID, status('successful'), 'worker:1');
+    expect(marked).toMatchObject({ applied: true, record: { version: 4, contradiction: { statusText: 'successful' } } });
+    expect((await memory.history(REFERENCE_ID)).map((event) => event.statusText)).toEqual([undefined, 'failed', 'SUCCESS', 'successful']);
+  });
+});
+
+describe("settleNotFound: this process's watch of the record", () => {
+  /** Watched longer than any wait, and every call noted. */
+  class NotedWatch extends RecordWatch {
+    readonly calls: string[] = [];
+    override watched(record: Pick<PaymentRecord, 'referenceId' | 'version' | 'updatedAt'>): number {
+      this.calls.push(`watched v${record.version}`);
+      return Number.MAX_SAFE_INTEGER;
+    }
+    override forget(): void {
+      this.calls.push('forget');
+    }
+  }
+  const old = () => Date.parse('2026-01-01T00:00:00.000Z');
+  const later = () => old() + 60_000;
+  const notFound = async () => 'not-found' as const;
+
+  it('a record no longer for a 404 to decide (pending) is forgotten', async () => {
+    const journal = await journalWith('pending');
+    const watch = new NotedWatch();
+    await settleNotFound(journal, watch, REFERENCE_ID, 0, notFound, 'recover');
+    expect(watch.calls).toEqual(['forget']);
+  });
+
+  it('closed not-sent: forgotten', async () => {
+    let now = old;
+    const journal = await journalWith('initiating', { now: () => now() });
+    now = later;
+    const watch = new NotedWatch();
+    const verdict = await settleNotFound(journal, watch, REFERENCE_ID, 0, notFound, 'recover');
+    expect(verdict.record?.state).toBe('not-sent');
+    expect(watch.calls).toEqual(['watched v1', 'forget']);
+  });
+
+  it("taken over (sending): the new attempt's version is watched from its own write", async () => {
+    let now = old;
+    const journal = await journalWith('initiating', { now: () => now() });
+    now = later;
+    const watch = new NotedWatch();
+    const verdict = await settleNotFound(journal, watch, REFERENCE_ID, 0, notFound, 'initiate', { kind: 'sending', sendWindowMs: 2_000 });
+    expect(verdict.record).toMatchObject({ state: 'initiating', version: 2 });
+    expect(watch.calls).toEqual(['watched v1', 'watched v2']);
+  });
+});

@@ -88,6 +88,11 @@ async function oneBy(
     const current = (await journal.get(referenceId)) as PaymentRecord;
     await journal.transition(referenceId, current.version, change);
   };
+  /** From the first check on, the journal no longer has the record (an operator purged it). */
+  const purgeOnceChecked = () => {
+    const get = journal.get.bind(journal);
+    journal.get = async (id) => (checks.length === 0 ? get(id) : undefined);
+  };
   return {
     journal,
     referenceId,
@@ -97,7 +102,9 @@ async function oneBy(
     start,
     lines,
     sinks: sink,
+    watch,
     writeNow,
+    purgeOnceChecked,
     record: () => journal.get(referenceId),
   };
 }
@@ -196,16 +203,21 @@ describe('a pending status', () => {
     await worker.stop();
   });
 
-  it('on a payment closed meanwhile by someone else: the worker stops checking it', async () => {
+  it('on a payment closed meanwhile by someone else: the worker stops checking it (no contradiction: the service lags)', async () => {
     const world = await oneBy(async (_, id) => {
       await world.writeNow({ state: 'successful', statusText: 'successful', by: 'a till' });
       return status(id, 'pending');
     }, 'unknown');
-    const worker = world.start();
+    const onContradiction = vi.fn();
+    const worker = world.start({ onContradiction });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(world.checks).toHaveLength(1);
     expect(world.settled).toEqual([]);
     expect((await world.record())?.state).toBe('successful');
+    // A pending word after a final one is the service lagging behind its own answer, not a contradiction.
+    expect(onContradiction).not.toHaveBeenCalled();
+    expect(world.lines('error')).toEqual([]);
+    expect((await world.record())?.contradiction).toBeUndefined();
     await worker.stop();
   });
 });
@@ -247,7 +259,7 @@ describe('a failed check', () => {
     await worker.stop();
   });
 
-  it('429 within the limit: paused as asked, without an error line', async () => {
+  it('429 within the limit: paused as asked, said at warn with the pause, without an error line', async () => {
     const world = await oneBy(
       (call, id) =>
         call === 1 ? new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 60_000 }) : status(id, 'pending'),
@@ -256,6 +268,9 @@ describe('a failed check', () => {
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(59_000);
     expect(world.checks).toHaveLength(1);
+    expect(world.sinks.warn.mock.calls).toEqual([
+      ['[tap-collections-sdk] settlement worker: rate limited; pausing every check', { pauseMs: 60_000 }],
+    ]);
     await vi.advanceTimersByTimeAsync(2_000);
     expect(world.checks).toHaveLength(2);
     expect(world.lines('error')).toEqual([]);
@@ -600,13 +615,277 @@ describe('bookkeeping', () => {
 
   it('a final status for a payment purged from the journal meanwhile: nothing delivered or said, checked no more', async () => {
     const world = await oneBy((_, id) => status(id, 'successful'), 'pending');
-    const get = world.journal.get.bind(world.journal);
-    world.journal.get = async (referenceId) => (world.checks.length === 0 ? get(referenceId) : undefined);
+    world.purgeOnceChecked();
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(world.checks).toHaveLength(1);
     expect(world.settled).toEqual([]);
     expect(world.lines('error')).toEqual([]);
+    await worker.stop();
+  });
+});
+
+/** Counts the journal's reads of records (`get`) from now on. */
+function countReads(journal: MemoryJournal): { count: number } {
+  const reads = { count: 0 };
+  const get = journal.get.bind(journal);
+  journal.get = (referenceId) => {
+    reads.count++;
+    return get(referenceId);
+  };
+  return reads;
+}
+
+describe('what a check costs the journal (a read or a write only when the answer can tell something new)', () => {
+  it.for(['pending', 'unknown'] as const)(
+    'the same pending word again (the record was %s): the journal is neither read nor written',
+    async (state) => {
+      const world = await oneBy((_, id) => status(id, 'pending'), state);
+      const worker = world.start();
+      await vi.advanceTimersByTimeAsync(100);
+      expect(world.checks).toHaveLength(1);
+      // An unknown record is written pending once (the payment exists); a pending one is left as it is.
+      const recorded = (await world.record()) as PaymentRecord;
+      expect(recorded).toMatchObject({ state: 'pending', statusText: 'pending', version: state === 'pending' ? 1 : 2 });
+      const reads = countReads(world.journal);
+      await vi.advanceTimersByTimeAsync(3_500);
+      expect(world.checks.length).toBeGreaterThanOrEqual(3);
+      expect(reads.count).toBe(0);
+      expect((await world.record())?.version).toBe(recorded.version);
+      await worker.stop();
+    },
+  );
+
+  it('once a recheck found it pending, a later 404 reads nothing: a pending payment is never closed on a 404', async () => {
+    const world = await oneBy((call, id) => (call === 2 ? status(id, 'pending') : notFound()), 'unknown');
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(2);
+    expect(await world.record()).toMatchObject({ state: 'pending', statusText: 'pending' });
+    const reads = countReads(world.journal);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(world.checks.length).toBeGreaterThanOrEqual(4);
+    expect(reads.count).toBe(0);
+    expect((await world.record())?.state).toBe('pending');
+    await worker.stop();
+  });
+
+  it.for([
+    ['settled the same way by someone else', 'settled'],
+    ['purged from the journal', 'purged'],
+  ] as const)('a final status for a payment %s meanwhile: one read, nothing written', async ([, meanwhile]) => {
+    const world = await oneBy(async (_, id) => {
+      // Version 1, the record as oneBy wrote it: written without a read, which would count.
+      if (meanwhile === 'settled') await world.journal.transition(id, 1, { state: 'successful', statusText: 'successful', by: 'a till' });
+      return status(id, 'successful');
+    }, 'pending');
+    const get = world.journal.get.bind(world.journal);
+    const reads = { count: 0 };
+    world.journal.get = async (referenceId) => {
+      if (world.checks.length === 0) return get(referenceId);
+      reads.count++;
+      return meanwhile === 'purged' ? undefined : get(referenceId);
+    };
+    const transition = vi.spyOn(world.journal, 'transition');
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(1);
+    expect(reads.count).toBe(1);
+    // The till's write alone.
+    expect(transition).toHaveBeenCalledTimes(meanwhile === 'settled' ? 1 : 0);
+    expect(world.settled).toEqual([]);
+    await worker.stop();
+  });
+});
+
+describe('what a check says', () => {
+  it("a contradiction without onContradiction: the error line's details are the record's state and the service's word", async () => {
+    const world = await settledTheOtherWayMeanwhile();
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.sinks.error.mock.calls.map((call) => call[1])).toEqual([{ state: 'failed', statusText: 'successful' }]);
+    await worker.stop();
+  });
+
+  it('a 503 is not a 404: never judged as one, never rechecked, the record stays as it was', async () => {
+    const unavailable = new InternalServerError({ ...apiError, status: 503, message: 'down' });
+    const judgeNotFound = vi.fn(async () => undefined);
+    const world = await oneBy(() => unavailable, 'unknown', 60_000, { judgeNotFound });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(judgeNotFound).not.toHaveBeenCalled();
+    expect((await world.record())?.state).toBe('unknown');
+    expect(world.lines('debug').filter((line) => line.includes('a 404'))).toEqual([]);
+    await worker.stop();
+  });
+
+  it('a payment open exactly staleAfterMs at a check is reported then', async () => {
+    const world = await oneBy((_, id) => status(id, 'pending'), 'pending', 10_000);
+    const createdAt = Date.parse(((await world.record()) as PaymentRecord).createdAt);
+    const onStale = vi.fn();
+    // oneBy wrote it 10 s ago and then waited 1 s: the first check, made as the worker starts, is at 11 000 ms of age.
+    const worker = world.start({ staleAfterMs: 11_000, onStale, intervalMs: 5_000, maxIntervalMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(world.checks).toEqual([createdAt + 11_000]);
+    expect(onStale).toHaveBeenCalledTimes(1);
+    await worker.stop();
+  });
+});
+
+describe('a pending word for a payment changed meanwhile', () => {
+  it('closed not-sent by someone else: a contradiction, given to onContradiction; nothing delivered, checked no more', async () => {
+    const world = await oneBy(async (_, id) => {
+      await world.writeNow({ state: 'not-sent', by: 'another worker' });
+      return status(id, 'pending');
+    }, 'unknown');
+    const seen: PaymentRecord[] = [];
+    const worker = world.start({ onContradiction: (record) => void seen.push(record) });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(seen).toEqual([
+      expect.objectContaining({ state: 'not-sent', contradiction: expect.objectContaining({ statusText: 'pending' }) }),
+    ]);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toEqual([]);
+    await worker.stop();
+  });
+
+  it('purged from the journal: nothing said at error, the payment is checked on', async () => {
+    const world = await oneBy((_, id) => status(id, 'pending'), 'unknown');
+    world.purgeOnceChecked();
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(world.lines('error')).toEqual([]);
+    await worker.stop();
+  });
+});
+
+describe('a 404 on a payment changed meanwhile', () => {
+  it('settled by someone else before the worker read it: nothing delivered, checked no more', async () => {
+    const world = await oneBy(async () => {
+      await world.writeNow({ state: 'failed', statusText: 'failed', by: 'a till' });
+      return notFound();
+    }, 'unknown');
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toEqual([]);
+    expect((await world.record())?.state).toBe('failed');
+    await worker.stop();
+  });
+
+  it('closed not-sent by someone else while the recheck found it at the service: reported, never delivered', async () => {
+    const world = await oneBy(async (call, id) => {
+      if (call === 1) return notFound();
+      await world.writeNow({ state: 'not-sent', by: 'another worker' });
+      return status(id, 'successful');
+    }, 'unknown');
+    const seen: PaymentRecord[] = [];
+    const worker = world.start({ notFoundGraceMs: 0, onContradiction: (record) => void seen.push(record) });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(2);
+    expect(seen).toEqual([
+      expect.objectContaining({ state: 'not-sent', contradiction: expect.objectContaining({ statusText: 'successful' }) }),
+    ]);
+    // The other writer had the outcome it recorded; the service contradicts it: a person decides, the shop is not told.
+    expect(world.settled).toEqual([]);
+    await worker.stop();
+  });
+
+  it('purged from the journal by the time of the verdict: nothing said at error, checked on', async () => {
+    const world = await oneBy(() => notFound(), 'unknown');
+    world.purgeOnceChecked();
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(3_500);
+    expect(world.checks.length).toBeGreaterThanOrEqual(3);
+    expect(world.lines('error')).toEqual([]);
+    expect(world.settled).toEqual([]);
+    await worker.stop();
+  });
+
+  it('closed not-sent without onSettled: nothing said but the close; checked no more', async () => {
+    const world = await oneBy(() => notFound(), 'unknown');
+    const worker = world.start({ notFoundGraceMs: 0, onSettled: undefined });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(2);
+    expect((await world.record())?.state).toBe('not-sent');
+    expect([...world.lines('debug'), ...world.lines('warn'), ...world.lines('error')]).toEqual([]);
+    await worker.stop();
+  });
+});
+
+describe('leases lost during a check', () => {
+  it('lost and leased again while its check is out: checked again as soon as that check ends', async () => {
+    let answer: () => void = () => undefined;
+    const world = await oneBy(async (call, id) => {
+      if (call === 1) await new Promise<void>((resolve) => (answer = resolve));
+      return status(id, 'pending');
+    }, 'pending');
+    // The first renewal finds the lease gone (it ran out in the store); the next scan leases the payment again.
+    const renew = world.journal.renew.bind(world.journal);
+    let lost = false;
+    world.journal.renew = async (owner, ids, leaseMs) => {
+      if (lost) return renew(owner, ids, leaseMs);
+      lost = true;
+      await world.journal.release(owner, ids);
+      return [];
+    };
+    const worker = world.start({ leaseMs: 60_000, scanIntervalMs: 1_000, intervalMs: 20_000, maxIntervalMs: 20_000 });
+    await vi.advanceTimersByTimeAsync(22_000);
+    expect(lost).toBe(true);
+    expect(world.checks).toHaveLength(1);
+    answer();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(world.checks).toHaveLength(2);
+    await worker.stop();
+  });
+
+  it('lost while its final status was being recorded: nothing delivered or written (the payment is no longer its own)', async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending');
+    const get = world.journal.get.bind(world.journal);
+    let slowed = false;
+    world.journal.get = async (referenceId) => {
+      const record = await get(referenceId);
+      if (world.checks.length > 0 && !slowed) {
+        // A slow read across the worker's next renewal, which finds the lease taken.
+        slowed = true;
+        await new Promise((resolve) => setTimeout(resolve, 25_000));
+      }
+      return record;
+    };
+    world.journal.renew = async () => [];
+    const worker = world.start({ leaseMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(slowed).toBe(true);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toEqual([]);
+    expect(await world.record()).toMatchObject({ state: 'pending', version: 1 });
+    await worker.stop();
+  });
+});
+
+describe('after a final status', () => {
+  it("the process's watch of the record is dropped (it holds open records only)", async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'unknown');
+    const before = (await world.record()) as PaymentRecord;
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.settled).toHaveLength(1);
+    // Still watched, the version written before would count the 6 s since; forgotten, it is a first sight.
+    expect(world.watch.watched(before)).toBe(0);
+    await worker.stop();
+  });
+
+  it('a failed first check makes a new payment a re-check: its next checks leave the first-check token of each window', async () => {
+    const unavailable = new InternalServerError({ ...apiError, status: 503, message: 'down' });
+    const world = await oneBy(() => unavailable, 'pending', 0);
+    // 2 tokens per window, one of them kept for first checks: a re-check waits for both to be free.
+    const worker = world.start({ requestsPerSecond: 2, initialDelayMs: 0, intervalMs: 0, maxIntervalMs: 0 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const gaps = world.checks.slice(1).map((at, index) => at - (world.checks[index] as number));
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1_000);
     await worker.stop();
   });
 });
