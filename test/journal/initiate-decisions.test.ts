@@ -291,9 +291,16 @@ describe('two overlapping calls for one payment', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let secondWriteBegun: () => void = () => undefined;
+    const secondWrite = new Promise<void>((resolve) => {
+      secondWriteBegun = resolve;
+    });
     // The second call's write is held until the test releases it.
     journal.insert = async (record) => {
-      if (++inserts === 2) await held;
+      if (++inserts === 2) {
+        secondWriteBegun();
+        await held;
+      }
       return insert(record);
     };
     server.use(
@@ -304,7 +311,9 @@ describe('two overlapping calls for one payment', () => {
     const first = client.initiate(collectionInput());
     const second = client.initiate(collectionInput());
     await expect(first).resolves.toMatchObject({ status: 'pending' });
-    await flushUntil(() => inserts === 2);
+    // Waits for the event itself, not a number of event-loop turns (the fingerprint's digest runs on the thread pool,
+    // slow on a loaded machine).
+    await secondWrite;
     // The payment is the second call's: recover() leaves it alone and asks the service nothing.
     expect(await client.recover()).toEqual([]);
     expect(checks()).toBe(0);
