@@ -232,8 +232,7 @@ function boundAt(marks: readonly [number, number][] | undefined, event: number):
  * (`since.event`): what was known of them then, plus the measure. Marks this event's bounds for later reports.
  */
 function runMeasuredTime(state: BudgetState, since: BudgetRequest['since'], event: number): void {
-  const measured =
-    since !== undefined && since.elapsedMs > 0 && since.event < event ? since.elapsedMs * (1 - MEASURE_MARGIN) : undefined;
+  const measured = since !== undefined && since.elapsedMs > 0 && since.event < event ? since.elapsedMs * (1 - MEASURE_MARGIN) : undefined;
   for (const holder of Object.values(state.holders)) {
     if (isLive(holder)) {
       if (measured !== undefined && since !== undefined && since.event >= holder.leaseFrom)
