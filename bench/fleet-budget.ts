@@ -150,6 +150,9 @@ export async function run(_sdk: BenchSdk): Promise<void> {
     let requests = 0;
     for (const workers of part('fb1') ? (process.env.BENCH_BUDGET_FLEETS ?? '1,2,4').split(',').map(Number) : []) {
       const env = await setUp(String(LIMIT));
+      // Each process stops RUN_MS after it started, which is before all were ready: the measures end 1.5 s before the
+      // first stops (until then every process runs), not RUN_MS after all were ready (the first had stopped by then).
+      const spawnedAt = Date.now();
       const { fleet, till } = workersAndTill(env, workers, RUN_MS);
       await Promise.all([...fleet, till].map((sender) => sender.ready));
       const readyAt = Date.now();
@@ -158,7 +161,7 @@ export async function run(_sdk: BenchSdk): Promise<void> {
       trace(`fb1, ${workers} + till`, arrivals, readyAt);
       const worst = maxInAnyWindow(arrivals.map((arrival) => arrival.at));
       // Once every process runs and the shares settled (a newcomer waits for the others to give back theirs).
-      const used = rateBetween(arrivals, readyAt + SETTLE_MS, readyAt + RUN_MS - 1_500) / LIMIT;
+      const used = rateBetween(arrivals, readyAt + SETTLE_MS, spawnedAt + RUN_MS - 1_500) / LIMIT;
       // The till's creates once the shares settled too (a new till's first creates wait for its first share).
       const waits = till.createWaits.filter((wait) => wait.at >= readyAt + SETTLE_MS).map((wait) => wait.ms);
       const p95 = percentile(waits, 0.95);
@@ -174,7 +177,7 @@ export async function run(_sdk: BenchSdk): Promise<void> {
       const partStatements = reports.reduce((sum, report) => sum + (report?.statements ?? 0), 0);
       // The hot path: statements and requests in the same window as `used` (start-up and the shares' growth excluded).
       const steadyFrom = readyAt + SETTLE_MS;
-      const steadyTo = readyAt + RUN_MS - 1_500;
+      const steadyTo = spawnedAt + RUN_MS - 1_500;
       const steadyStatements = [...fleet, till]
         .flatMap((sender) => sender.statementTimes)
         .filter((at) => at >= steadyFrom && at < steadyTo).length;
@@ -209,9 +212,9 @@ export async function run(_sdk: BenchSdk): Promise<void> {
     // ── fb2: one of two workers SIGKILLed ──
     if (part('fb2')) {
       const env = await setUp(String(LIMIT), LEASE_MS);
+      const spawnedAt = Date.now();
       const { fleet, till } = workersAndTill(env, 2, FB2_RUN_MS);
       await Promise.all([...fleet, till].map((sender) => sender.ready));
-      const readyAt = Date.now();
       await wait(7_000);
       const doomed = fleet[0] as Sender;
       doomed.child.kill('SIGKILL');
@@ -221,9 +224,9 @@ export async function run(_sdk: BenchSdk): Promise<void> {
       trace('fb2 (from the kill)', arrivals, killedAt);
       const before = rateBetween(arrivals, killedAt - 3_000, killedAt) / LIMIT;
       const dip = rateBetween(arrivals, killedAt, killedAt + LEASE_MS) / LIMIT;
-      // From one lease period after the kill to the run's end (less its last 1.5 s, when processes stop): arrivals come
+      // From one lease period after the kill to 1.5 s before the first process stops: arrivals come
       // in bursts a little more than a second apart, so a window of a second or two measures their phase.
-      const after = rateBetween(arrivals, killedAt + LEASE_MS, readyAt + FB2_RUN_MS - 1_500) / LIMIT;
+      const after = rateBetween(arrivals, killedAt + LEASE_MS, spawnedAt + FB2_RUN_MS - 1_500) / LIMIT;
       const worst = maxInAnyWindow(arrivals.map((arrival) => arrival.at));
       printTable(
         `(fb2) two workers + the till, L = ${LIMIT}/s, lease ${LEASE_MS} ms: one worker SIGKILLed`,
