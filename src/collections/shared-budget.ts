@@ -51,7 +51,7 @@ const EARLY_RENEW_GAP_MS = 250;
  * The pause before asking again for tokens others gave back: the journal lets them cool a window of time measured by
  * holders' monotonic clocks (less 0.1 % for their drift), so a little more than a window.
  */
-const COOLED_RENEW_MS = Math.ceil(SHARED_WINDOW_MS * 1.002) + 2;
+const COOLED_RENEW_MS = 1_025; // SHARED_WINDOW_MS × 1.002, rounded up, + 2
 /** How much more than it used a process whose requests had to wait asks for at its next renewal. */
 const GROWTH = 2;
 /** A 429 cuts the holder's own share at once by this factor (before the journal hears of it). */
