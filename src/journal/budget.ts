@@ -70,7 +70,14 @@ export interface BudgetRequest {
    * lower bound of the time between the two renewals at the journal). Absent on a holder's first renewal: then this
    * renewal lets no lease or cooling run.
    */
-  readonly since?: { readonly event: number; readonly elapsedMs: number } | undefined;
+  readonly since?:
+    | {
+        /** The {@link BudgetGrant.event} of the answer it measured from. */
+        readonly event: number;
+        /** Milliseconds from receiving that answer to sending this request, on the holder's monotonic clock. */
+        readonly elapsedMs: number;
+      }
+    | undefined;
   /**
    * The holder's renewal number, increasing with each renewal it sends. A renewal numbered no higher than one the
    * journal already applied for the holder changes nothing: one its holder gave up waiting for, delivered late, after
