@@ -36,6 +36,9 @@ export const SOMETIMES: readonly string[] = [
   'takeBudget failed',
   'takeBudget slow',
   'writer died as its write landed',
+  'decider paused after a 404',
+  'writer died after its push left',
+  'found after a paused 404',
 ];
 
 export interface Sweep {

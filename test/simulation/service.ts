@@ -13,7 +13,7 @@
  *
  * No vitest import (see scheduler.ts).
  */
-import type { Proc, Scheduler } from './scheduler.js';
+import { type Proc, type Scheduler, T0 } from './scheduler.js';
 
 export interface Collection {
   readonly id: number;
@@ -136,6 +136,15 @@ export class Service {
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
   readonly departures = new Map<string, number[]>();
+  /** Called as a push leaves its process (sim.ts: a directed crash of its writer right then). */
+  onPushLeft: (proc: Proc, referenceId: string) => void = () => {};
+  /**
+   * How long `proc` stops right after a 404 for `referenceId` reaches it (a stop-the-world pause between the
+   * service's answer and the journal read that follows it; sim.ts's stalled deciders); 0: it does not.
+   */
+  pauseAfterNotFound: (proc: Proc, referenceId: string) => number = () => 0;
+  /** `proc.id:reference` of each such pause, until that process is next answered that the service holds it. */
+  readonly pausedAfterNotFound = new Set<string>();
   #requests = 0;
 
   constructor(sim: Scheduler, random: () => number, faults: ServiceFaults) {
@@ -217,6 +226,7 @@ export class Service {
           if (pushed !== undefined) {
             const key = `${caller.proc.id}:${pushed}`;
             this.departures.set(key, [...(this.departures.get(key) ?? []), sim.now]);
+            this.onPushLeft(caller.proc, pushed);
           }
           // Clocks drift by up to 0.01 % (the deadline is read on the sender's clock): 0.02 % of slack.
           // A process whose due work waits (the scheduler let time move on while it was busy: its deadline's timer
@@ -236,8 +246,11 @@ export class Service {
             return;
           }
           // The answer reaches the client as an operation of its process (if the attempt has not been aborted).
-          const answer = (response: Response, what: string): true => {
-            sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => finish(() => resolve(response)));
+          const answer = (response: Response, what: string, then?: () => void): true => {
+            sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => {
+              finish(() => resolve(response));
+              then?.();
+            });
             return true;
           };
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
@@ -366,7 +379,7 @@ export class Service {
     return true;
   }
 
-  #status(proc: Proc, referenceId: string, answer: (r: Response, what: string) => true): boolean {
+  #status(proc: Proc, referenceId: string, answer: (r: Response, what: string, then?: () => void) => true): boolean {
     const f = this.faults;
     const sim = this.#sim;
     if (this.#chance(f.statusDrop)) return this.#hit('status answer lost');
@@ -386,7 +399,17 @@ export class Service {
     }
     const visible = this.holding(referenceId).find((collection) => collection.committedAt <= sim.now);
     this.lastStatus.set(`${proc.id}:${referenceId.toLowerCase()}`, visible === undefined ? '404' : 'found');
-    if (visible === undefined) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
+    if (visible === undefined) {
+      const pauseMs = this.pauseAfterNotFound(proc, referenceId.toLowerCase());
+      if (pauseMs <= 0) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
+      // The answer reaches the process, which then stops before its next step (the journal read after the 404).
+      return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404', () => {
+        proc.pausedUntil = Math.max(proc.pausedUntil, sim.now + pauseMs);
+        this.pausedAfterNotFound.add(`${proc.id}:${referenceId.toLowerCase()}`);
+        sim.log(`PAUSE ${proc.name} after a 404, until t+${((proc.pausedUntil - T0) / 1000).toFixed(3)}s`);
+      });
+    }
+    if (this.pausedAfterNotFound.delete(`${proc.id}:${referenceId.toLowerCase()}`)) this.#hit('found after a paused 404');
     const settled = visible.settlesAt <= sim.now;
     const word = settled ? this.#settledWord(visible.outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';
     return answer(

@@ -237,20 +237,58 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const directed = seededRandom(seed ^ 0xed9e);
   const edgeWatchers = reduce.noRecovers || directed() < 0.5 ? 0 : 0.1 + directed() * 0.3;
   const orphans = directed() < 0.4 ? 0 : directed() * 0.8;
+  // Stalled deciders (their own stream of draws: worlds without them keep every draw): an edge watcher that, once
+  // its watch has started, asks the service while a push is still on its way and stops right after the 404 (a
+  // stop-the-world pause, a suspended VM: up to 30 s) until about the verdict's bound, so the journal read that
+  // follows finds the record old enough by both clocks; sometimes the record's writer dies once its push has left
+  // (nothing else writes the record). Only the verdict's second check, asked after the bound, can see the commit
+  // that landed during the pause: a verdict on the first 404 closes a payment the service holds.
+  const stalling = seededRandom(seed ^ 0x5ca1ed);
+  const stalledDeciders = reduce.noRecovers || stalling() < 0.5 ? 0 : 0.3 + stalling() * 0.7;
+  const dieAfterPush = new Set<string>();
+  const pauseAfterNotFound = new Map<string, number>();
+  service.onPushLeft = (proc, referenceId) => {
+    if (!dieAfterPush.delete(`${proc.id}:${referenceId}`) || healed || proc.dead) return;
+    ledger.probe('writer died after its push left');
+    sim.kill(proc);
+  };
+  service.pauseAfterNotFound = (proc, referenceId) => {
+    const key = `${proc.id}:${referenceId}`;
+    const pauseMs = pauseAfterNotFound.get(key);
+    if (pauseMs === undefined || healed) return 0;
+    pauseAfterNotFound.delete(key);
+    ledger.probe('decider paused after a 404');
+    return pauseMs;
+  };
   let edges = 0;
   const watchEdge = (writer: Proc, record: PaymentRecord) => {
     const window = record.sendWindowMs;
     if (healed || window === undefined || !Number.isFinite(window) || directed() >= edgeWatchers) return;
     const writtenAt = sim.now;
+    let writerDies = false;
     if (writer.mortal && /^(till|twin)/.test(writer.name) && directed() < orphans) {
       ledger.probe('writer died as its write landed');
       sim.kill(writer);
+      writerDies = true;
+    }
+    const stalled = stalling() < stalledDeciders;
+    if (stalled) ledger.probe('stalled decider');
+    if (stalled && !writerDies && writer.mortal && /^(till|twin)/.test(writer.name) && stalling() < 0.7) {
+      dieAfterPush.add(`${writer.id}:${record.referenceId}`);
     }
     const grace = journal.minGraceMs;
     sim.spawn(`edge${edges++}`, sim.now + directed() * 50, async (p) => {
       const client = clientFor(world, p, { timeoutMs: 30_000, maxRetries: 0 }, { plainKey: true });
       await recoverOnce(world, client, grace);
       const target = writtenAt + window + grace;
+      if (stalled) {
+        const pauseMs = stalling() * 30_000;
+        const at = target - pauseMs + stalling() * 300;
+        if (at > sim.now) await pause(at - sim.now);
+        pauseAfterNotFound.set(`${p.id}:${record.referenceId}`, pauseMs);
+        await recoverOnce(world, client, grace);
+        pauseAfterNotFound.delete(`${p.id}:${record.referenceId}`);
+      }
       // From 2.5 s before (a recover() takes two status round trips and its journal calls before it decides).
       for (let rung = 0; rung < 14; rung++) {
         const at = target - 2_500 + rung * 200 + directed() * 150;
