@@ -10,7 +10,7 @@
 import { CollectionsClient } from '../../src/collections/client.js';
 import type { SettlementWorkerOptions } from '../../src/collections/settlement-worker-options.js';
 import { StatusWords } from '../../src/collections/status-words.js';
-import { ApiError, JournalError, RequestValidationError, UnknownOutcomeError } from '../../src/core/errors.js';
+import { ApiError, JournalError, PaymentContradictionError, RequestValidationError, UnknownOutcomeError } from '../../src/core/errors.js';
 import { BACKOFF_MAX_MS } from '../../src/core/retry.js';
 import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../../src/journal/journal.js';
 import type { Ledger } from './invariants.js';
@@ -184,6 +184,12 @@ export async function sell(world: World, proc: Proc, client: CollectionsClient, 
               : untilDecidable - random() * 10_500,
         );
         continue;
+      }
+      if (error instanceof PaymentContradictionError) {
+        // The journal's final record and the service disagree (a reversal): a person settles the sale
+        // (docs/operating.md); it is never started over, and the record keeps its mark.
+        ledger.probe('initiate told of a contradiction');
+        return;
       }
       if (startsOver(error)) {
         ledger.definite(reference, error);

@@ -39,6 +39,8 @@ export const SOMETIMES: readonly string[] = [
   'decider paused after a 404',
   'writer died after its push left',
   'found after a paused 404',
+  'reversed outcome answered',
+  'contradiction reported',
 ];
 
 export interface Sweep {
@@ -83,6 +85,7 @@ const REDUCTIONS: readonly Reductions[] = [
   { noClockJumps: true },
   { noJournalFaults: true },
   { noBudget: true },
+  { noReversals: true },
 ];
 
 /** Takes parts of the seed's world out, one at a time, keeping each that still violates; the smallest failing run. */

@@ -23,6 +23,17 @@ export interface Collection {
   readonly committedAt: number;
   readonly settlesAt: number;
   readonly outcome: 'successful' | 'failed';
+  /**
+   * From this true time the service answers the other outcome (a reversal after settlement: the service corrects
+   * itself). The journal keeps the first final outcome it recorded, marked as contradicted once a reader sees this.
+   */
+  readonly reversedAt?: number;
+}
+
+/** What the service says of `collection` at true time `at` once it has settled: its outcome, or the reversal's. */
+export function outcomeAt(collection: Collection, at: number): 'successful' | 'failed' {
+  if (collection.reversedAt === undefined || at < collection.reversedAt) return collection.outcome;
+  return collection.outcome === 'successful' ? 'failed' : 'successful';
 }
 
 /** The service's faults, drawn per seed; every probability is per request. */
@@ -136,6 +147,8 @@ export class Service {
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
   readonly departures = new Map<string, number[]>();
+  /** When a collection settling at `settlesAt` is reversed, if it is (sim.ts: the contradiction world). */
+  reversalAt: (settlesAt: number) => number | undefined = () => undefined;
   /** Called as a push leaves its process (sim.ts: a directed crash of its writer right then). */
   onPushLeft: (proc: Proc, referenceId: string) => void = () => {};
   /**
@@ -354,6 +367,8 @@ export class Service {
         settlesAt: sim.now + lag + 1_000 + this.#random() * f.maxSettleMs,
         outcome: this.#random() < 0.7 ? 'successful' : 'failed',
       };
+      const reversedAt = this.reversalAt(collection.settlesAt);
+      if (reversedAt !== undefined) Object.assign(collection, { reversedAt });
       this.collections.push(collection);
       this.#byReference.set(referenceId.toLowerCase(), [...existing, collection]);
       sim.log(`service: COMMIT #${collection.id} ${referenceId.slice(0, 8)} by ${id} → ${collection.outcome}`);
@@ -411,15 +426,17 @@ export class Service {
     }
     if (this.pausedAfterNotFound.delete(`${proc.id}:${referenceId.toLowerCase()}`)) this.#hit('found after a paused 404');
     const settled = visible.settlesAt <= sim.now;
-    const word = settled ? this.#settledWord(visible.outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';
+    const outcome = outcomeAt(visible, sim.now);
+    if (settled && outcome !== visible.outcome) this.#hit('reversed outcome answered');
+    const word = settled ? this.#settledWord(outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';
     return answer(
       json(200, {
         success: true,
         data: {
           referenceId: visible.referenceId,
           statusText: word,
-          transactionCode: settled && visible.outcome === 'successful' ? 'MP123' : null,
-          reason: settled ? visible.outcome : null,
+          transactionCode: settled && outcome === 'successful' ? 'MP123' : null,
+          reason: settled ? outcome : null,
         },
       }),
       word,

@@ -13,6 +13,7 @@
 
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
 import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js';
+import { PaymentContradictionError } from '../../src/core/errors.js';
 import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
@@ -33,7 +34,7 @@ import {
   workerOptions,
 } from './processes.js';
 import { type Proc, Scheduler, T0 } from './scheduler.js';
-import { HEALTHY, Service, type ServiceFaults } from './service.js';
+import { HEALTHY, outcomeAt, Service, type ServiceFaults } from './service.js';
 import { VirtualTime } from './virtual-time.js';
 
 const MINUTE = 60_000;
@@ -65,6 +66,7 @@ export interface Reductions {
   readonly noClockJumps?: boolean;
   readonly noJournalFaults?: boolean;
   readonly noBudget?: boolean;
+  readonly noReversals?: boolean;
 }
 
 export interface SimulationOptions {
@@ -260,6 +262,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     ledger.probe('decider paused after a 404');
     return pauseMs;
   };
+  // The contradiction world (its own stream of draws): in some worlds the service reverses some settled collections
+  // (up to 3 min after they settle, it answers the other outcome). A record already final keeps its outcome, marked
+  // as contradicted by the first reader that sees the reversal, which is told `PaymentContradictionError`.
+  const reversing = seededRandom(seed ^ 0x7e5e75e);
+  const reversal = reduce.noReversals || reversing() < 0.7 ? 0 : 0.1 + reversing() * 0.4;
+  service.reversalAt = (settlesAt) => (reversal > 0 && reversing() < reversal ? settlesAt + reversing() * 3 * MINUTE : undefined);
   let edges = 0;
   const watchEdge = (writer: Proc, record: PaymentRecord) => {
     const window = record.sendWindowMs;
@@ -501,6 +509,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     ledger.finish(await journal.store.list(), livenessBoundMs);
     // The probe in 40 % of them (it costs about as many steps as the rest of the world).
     if (budget !== undefined && finished && budget.random() < 0.4) finished = await probeBudget(world, budget, budgetProbe);
+    if (finished) finished = await auditReversals(world, settings());
   } finally {
     time.restore();
     await journal.store.close();
@@ -543,6 +552,54 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       contendedSteps: sim.contendedSteps,
     },
   };
+}
+
+/**
+ * The audit of reversals, once every payment is final: a reader asking about a collection the service reversed after
+ * its record became final must be told `PaymentContradictionError` (never the new outcome as if nothing happened), and
+ * the record must keep its state with the contradiction's mark (CONTRACT: contradictions are loud).
+ */
+async function auditReversals(world: World, clientSettings: ClientSettings): Promise<boolean> {
+  const { sim, service, journal, ledger } = world;
+  const reversed = service.collections.filter((collection) => collection.reversedAt !== undefined);
+  if (reversed.length === 0) return true;
+  // The world stops (restarts too): what callers were told is judged already, and the audit must not be raced.
+  sim.onCrash = () => {};
+  for (const proc of sim.procs) if (!proc.dead) sim.kill(proc);
+  const from = Math.max(sim.now, ...reversed.map((collection) => (collection.reversedAt as number) + 1));
+  let audited = false;
+  sim.spawn(
+    'auditor',
+    from,
+    async (p) => {
+      const client = clientFor(world, p, clientSettings, { plainKey: true });
+      for (const collection of reversed) {
+        const before = await journal.store.get(collection.referenceId);
+        const now = outcomeAt(collection, sim.now);
+        if (before === undefined || before.state === now || (before.state !== 'successful' && before.state !== 'failed')) continue;
+        const short = collection.referenceId.slice(0, 8);
+        try {
+          const status = await client.checkStatus(collection.referenceId);
+          ledger.violations.push(
+            `QUIET-CONTRADICTION: checkStatus for ${short} (journal: ${before.state}) resolved with ${JSON.stringify(status.statusText)}`,
+          );
+        } catch (error) {
+          if (!(error instanceof PaymentContradictionError)) {
+            ledger.violations.push(`QUIET-CONTRADICTION: checkStatus for ${short} (journal: ${before.state}) failed with ${String(error)}`);
+            continue;
+          }
+          ledger.probe('contradiction reported');
+        }
+        const after = await journal.store.get(collection.referenceId);
+        if (after?.state !== before.state) ledger.violations.push(`FINAL-CHANGED: ${short} was ${before.state}, now ${after?.state}`);
+        if (after?.contradiction === undefined)
+          ledger.violations.push(`UNMARKED-CONTRADICTION: ${short} is ${before.state}; the service says ${now}`);
+      }
+      audited = true;
+    },
+    { mortal: false },
+  );
+  return (await sim.run(from + 10 * MINUTE, MAX_STEPS, () => audited)) && audited;
 }
 
 /**
