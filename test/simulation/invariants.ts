@@ -210,12 +210,18 @@ export interface Arrival {
 
 /**
  * The key's shared budget: arrivals of the processes that draw on it never exceed `limit` in any 1 s window of true
- * time (sliding: `limit + 1` arrivals less than 1 000 ms apart break it). Reports the first such window.
+ * time (sliding: `limit + 1` arrivals less than 1 000 ms apart break it). Reports the first such window. An adaptive
+ * key's limit is a function of the window's start (what the journal had learnt then: sim.ts's `learntLimit`).
  */
-export function budgetWindowViolations(arrivals: readonly Arrival[], limit: number): string[] {
-  for (let i = 0; i + limit < arrivals.length; i++) {
+export function budgetWindowViolations(arrivals: readonly Arrival[], limitOf: number | ((at: number) => number)): string[] {
+  for (let i = 0; i < arrivals.length; i++) {
     const first = arrivals[i] as Arrival;
-    const last = arrivals[i + limit] as Arrival;
+    const limit = typeof limitOf === 'number' ? limitOf : limitOf(first.at);
+    const last = arrivals[i + limit];
+    if (last === undefined) {
+      if (typeof limitOf === 'number') break;
+      continue;
+    }
     if (last.at - first.at < 1_000) {
       const inWindow = arrivals.slice(i, i + limit + 1);
       const by = new Map<string, number>();

@@ -64,6 +64,11 @@ export interface World {
 export interface WorldBudget {
   readonly limit: number;
   readonly leases: readonly (number | undefined)[];
+  /**
+   * `requestsPerSecond: 'adaptive'` on every client: the service keeps `limit` without saying (429 past it), and the
+   * fleet must learn it.
+   */
+  readonly adaptive: boolean;
   /** Draws of this world's budget (its own stream: worlds without a budget keep their draws). */
   readonly random: () => number;
 }
@@ -103,7 +108,10 @@ export function clientFor(world: World, proc: Proc, settings: ClientSettings, se
   if (budget !== undefined) {
     world.budgeted.add(proc);
     const leaseMs = pick(budget.random, budget.leases);
-    shared = { requestsPerSecond: budget.limit, ...(leaseMs === undefined ? {} : { budgetLeaseMs: leaseMs }) };
+    shared = {
+      requestsPerSecond: budget.adaptive ? 'adaptive' : budget.limit,
+      ...(leaseMs === undefined ? {} : { budgetLeaseMs: leaseMs }),
+    };
   }
   const slowKey = world.random() < 0.3 && setup.plainKey !== true;
   return new CollectionsClient({

@@ -41,6 +41,8 @@ export const SOMETIMES: readonly string[] = [
   'found after a paused 404',
   'reversed outcome answered',
   'contradiction reported',
+  '429 past the hidden limit',
+  'adaptive rate cut',
 ];
 
 export interface Sweep {

@@ -147,6 +147,11 @@ export class Service {
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
   readonly departures = new Map<string, number[]>();
+  /**
+   * The key's rate limit the service keeps without saying (requests per sliding second, every arrival counted),
+   * in the worlds whose budget is `'adaptive'` (sim.ts); `undefined`: none. Not a fault: it holds after they stop.
+   */
+  hiddenLimit: number | undefined;
   /** When a collection settling at `settlesAt` is reversed, if it is (sim.ts: the contradiction world). */
   reversalAt: (settlesAt: number) => number | undefined = () => undefined;
   /** Called as a push leaves its process (sim.ts: a directed crash of its writer right then). */
@@ -169,6 +174,14 @@ export class Service {
   /** The collections of a reference (references compared as the service does: without regard to case). */
   holding(referenceId: string): Collection[] {
     return this.#byReference.get(referenceId.toLowerCase()) ?? [];
+  }
+
+  /** More than `limit` arrivals (the one just recorded included) in the last second. */
+  #overHiddenLimit(limit: number): boolean {
+    const now = this.#sim.now;
+    let count = 0;
+    for (let i = this.arrivals.length - 1; i >= 0 && (this.arrivals[i] as { at: number }).at > now - 1_000; i--) count++;
+    return count > limit;
   }
 
   #hit(what: string): true {
@@ -272,6 +285,12 @@ export class Service {
               proc: caller.proc,
               stalled: stalled || (this.pastLease(caller.proc) && this.renewalTroubled(caller.proc)),
             });
+            if (this.hiddenLimit !== undefined && this.#overHiddenLimit(this.hiddenLimit)) {
+              // The key's limit, which the service keeps and documents nowhere: past it, 429 and nothing done.
+              this.#hit('429 past the hidden limit');
+              answer(json(429, { success: false, message: 'Too many requests' }, { 'retry-after': '1' }), '429 (limit)');
+              return;
+            }
             if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
               const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
               // The effect's latest time: the caller's window after its write that let this attempt leave (the world's

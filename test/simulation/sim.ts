@@ -151,8 +151,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       : {
           limit: pick(budgetRandom, [2, 3, 5, 10]),
           leases: pick(budgetRandom, [[undefined], [MIN_BUDGET_LEASE_MS], [undefined, MIN_BUDGET_LEASE_MS]]),
+          // A third of them `'adaptive'` (their own stream of draws: every budget world keeps its other draws).
+          adaptive: seededRandom(seed ^ 0xada97)() < 0.35,
           random: budgetRandom,
         };
+  // The limit an adaptive fleet must learn: the service keeps it without saying, and answers 429 past it.
+  if (budget?.adaptive === true) service.hiddenLimit = budget.limit;
+  /** Every limit the journal granted under (true time): an adaptive key's windows are judged against what it had learnt. */
+  const grantedLimits: { at: number; limit: number }[] = [];
   if (budget !== undefined && !reduce.noJournalFaults) {
     // The journal slow or failing at `takeBudget` sometimes: shares lapse locally, requests wait, never more.
     journalFaults.budgetFail = budgetRandom() < 0.5 ? 0 : budgetRandom() * 0.2;
@@ -181,6 +187,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       renewalTroubled.add(proc);
     else renewalTroubled.delete(proc);
     renewalSentAt.delete(proc);
+    const learnt = grantedLimits.at(-1)?.limit;
+    if (budget?.adaptive === true && learnt !== undefined && grant.limit !== learnt)
+      ledger.probe(grant.limit < learnt ? 'adaptive rate cut' : 'adaptive rate raised');
+    grantedLimits.push({ at: sim.now, limit: grant.limit });
     // A grant of nothing counts nothing for the holder from now (a paused holder's renewal after its lease ran out).
     shareCountsUntil.set(proc, grant.share > 0 ? sim.now + request.leaseMs : sim.now);
     sim.log(
@@ -457,7 +467,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     store: journal.kind,
     knobs: sim.knobs,
     graces: world.graces,
-    ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases } }),
+    ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases, adaptive: budget.adaptive } }),
   });
   void newReference;
 
@@ -493,7 +503,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         // Under the key's shared budget the worker's turn comes at its share of the key (half, or one a second).
         ...(budget === undefined
           ? {}
-          : { requestsPerSecond: Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))) }),
+          : // An adaptive key may have learnt as little as one a second (its floor) when the faults stop.
+            {
+              requestsPerSecond: budget.adaptive ? 1 : Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))),
+            }),
         leaseMs: 90_000,
         notFoundGraceMs: Math.max(...world.graces.map((grace) => grace ?? 10_000)),
         sendWindowMs: LATEST_EFFECT_MS,
@@ -508,7 +521,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // What callers were told against the service, before the probe adds a payment of its own.
     ledger.finish(await journal.store.list(), livenessBoundMs);
     // The probe in 40 % of them (it costs about as many steps as the rest of the world).
-    if (budget !== undefined && finished && budget.random() < 0.4) finished = await probeBudget(world, budget, budgetProbe);
+    // (Not under an adaptive key: what the survivors may use is what it has learnt, which the windows check.)
+    if (budget !== undefined && finished && budget.random() < 0.4 && !budget.adaptive)
+      finished = await probeBudget(world, budget, budgetProbe);
     if (finished) finished = await auditReversals(world, settings());
   } finally {
     time.restore();
@@ -524,7 +539,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     ledger.violations.push(
       ...budgetWindowViolations(
         counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
-        budget.limit,
+        budget.adaptive
+          ? learntLimit(grantedLimits, Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS)))
+          : budget.limit,
       ),
       ...budgetProbe.violations,
     );
@@ -551,6 +568,24 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       simulatedMs: sim.now - T0,
       contendedSteps: sim.contendedSteps,
     },
+  };
+}
+
+/**
+ * The limit an adaptive key's window starting at `at` is judged against: the highest the journal granted from a
+ * lease (and 2 s) before it to its end, since a holder may spend a share granted under a higher rate until its lease
+ * ends; before the first grant, nothing may arrive.
+ */
+function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: number): (at: number) => number {
+  return (at) => {
+    let limit = 0;
+    let before: number | undefined;
+    for (const grant of grants) {
+      if (grant.at > at + 1_000) break;
+      if (grant.at < at - leaseMs - 2_000) before = grant.limit;
+      else limit = Math.max(limit, grant.limit);
+    }
+    return Math.max(limit, before ?? 0);
   };
 }
 
