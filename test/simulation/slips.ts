@@ -47,7 +47,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/create-collection.ts',
     find: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs);',
     replace: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs) - settings.timeoutMs;',
-    seed: 20,
+    seed: 43,
   },
   {
     name: 'deadline-ignored',
@@ -63,7 +63,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
     replace: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0) - 1000;',
-    seed: 433,
+    seed: 1680,
   },
   {
     name: 'grace-ignored',
@@ -88,7 +88,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/core/idempotent-create.ts',
     find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error);\n",
     replace: "    if (seen.kind === 'excluded') throw error;\n    throw error;\n",
-    seed: 147,
+    seed: 144,
   },
   {
     name: 'completed-failed',
@@ -128,9 +128,10 @@ export const SLIPS: readonly Slip[] = [
     name: 'not-sent-after-one-attempt',
     row: '`not-sent` after one attempt whose outcome was unknown',
     file: 'src/collections/journaled-initiate.ts',
-    find: 'if (attempts === 0 || provesNothingCreated(error))',
-    replace: 'if (attempts <= 1 || provesNothingCreated(error))',
-    seed: 4,
+    find: "if (error instanceof UnknownOutcomeError) return { kind: 'create-unknown', error: cause };",
+    replace:
+      "if (error instanceof UnknownOutcomeError) return { kind: attempts > 1 ? 'create-unknown' : 'create-not-sent', error: cause };",
+    seed: 5,
   },
   {
     name: 'resend-overtaken',
@@ -162,7 +163,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window : 0;",
-    seed: 20,
+    seed: 91,
   },
   {
     name: 'deadline-from-ack',
