@@ -11,10 +11,10 @@
  * also prints the first failing seed's world and shrunk trace. Exits 1 when a slip is not caught within its seeds, or
  * no longer applies (its text is not in its file exactly once: the code moved).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import '../bench/source-imports.ts';
 
@@ -28,7 +28,9 @@ interface SeedResult {
 type Request = { readonly seed: number } | { readonly explain: number };
 
 /** What is copied for a slip: everything the simulation imports, and the tools that can replay a seed there. */
-const COPIED = ['src', 'test', 'bench', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.test.json', 'tsconfig.docs.json'];
+const COPIED = ['src', 'test', 'bench', 'scripts', 'package.json'];
+/** And every `tsconfig*.json` at the project's root. */
+const TSCONFIG = /^tsconfig.*\.json$/;
 
 /** A slip's first pass reaches past the seed the table records, and at least this far. */
 const FIRST_PASS_MIN_SEEDS = 300;
@@ -67,7 +69,8 @@ async function main(): Promise<void> {
     };
     process.once('SIGINT', onInterrupt);
     try {
-      for (const entry of COPIED) cpSync(join(root, entry), join(copy, entry), { recursive: true });
+      const tsconfigs = readdirSync(root).filter((entry) => TSCONFIG.test(entry));
+      for (const entry of [...COPIED, ...tsconfigs]) cpSync(join(root, entry), join(copy, entry), { recursive: true });
       symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
       let slipped: string;
       try {
@@ -80,7 +83,7 @@ async function main(): Promise<void> {
       }
       writeFileSync(join(copy, slip.file), slipped);
       const firstPass = Math.min(seeds, Math.max(2 * slip.seed, FIRST_PASS_MIN_SEEDS));
-      const pool = new Pool(new URL('scripts/slips.ts', `file://${copy}/`), threads, journal);
+      const pool = new Pool(pathToFileURL(join(copy, 'scripts', 'slips.ts')), threads, journal);
       try {
         let caught = await pool.firstFailing(1, firstPass);
         if (caught === undefined && firstPass < seeds) caught = await pool.firstFailing(firstPass + 1, seeds);
@@ -92,7 +95,7 @@ async function main(): Promise<void> {
           rows.push([slip.name, String(caught.seed), seconds, caught.violation ?? '']);
           if (explain) console.log(await pool.explain(caught.seed));
         }
-        console.log(`${slip.name}: ${rows.at(-1)?.join(' | ')}`);
+        console.log(rows.at(-1)?.join(' | '));
       } finally {
         await pool.close();
       }
