@@ -88,7 +88,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/core/idempotent-create.ts',
     find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error);\n",
     replace: "    if (seen.kind === 'excluded') throw error;\n    throw error;\n",
-    seed: 144,
+    seed: 84,
   },
   {
     name: 'completed-failed',
@@ -163,7 +163,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window : 0;",
-    seed: 91,
+    seed: 70,
   },
   {
     name: 'deadline-from-ack',
@@ -172,6 +172,22 @@ export const SLIPS: readonly Slip[] = [
     find: 'return issuedAt + call.attemptTimeoutMs;',
     replace: 'return monotonicNow() + call.attemptTimeoutMs;',
     seed: 5,
+  },
+  {
+    name: 'contradiction-told-once',
+    row: 'a contradiction told only to the reader that marked it (`throwIfContradicted` silent once the record is marked)',
+    file: 'src/collections/journal-binding.ts',
+    find: '  if (advanced.contradiction === undefined) return;',
+    replace: '  if (advanced.contradiction === undefined || !advanced.applied) return;',
+    seed: 98,
+  },
+  {
+    name: 'contradiction-unmarked',
+    row: "a contradiction never marked on the record (the state machine's mark dropped)",
+    file: 'src/journal/state-machine.ts',
+    find: "  return { kind: 'contradiction', change: marked ? undefined : markContradiction(record, answer, by), statusText: answer.statusText };",
+    replace: "  return { kind: 'contradiction', change: undefined, statusText: answer.statusText };",
+    seed: 45,
   },
 ];
 
