@@ -10,7 +10,14 @@
 import { CollectionsClient } from '../../src/collections/client.js';
 import type { SettlementWorkerOptions } from '../../src/collections/settlement-worker-options.js';
 import { StatusWords } from '../../src/collections/status-words.js';
-import { ApiError, JournalError, PaymentContradictionError, RequestValidationError, UnknownOutcomeError } from '../../src/core/errors.js';
+import {
+  ApiError,
+  ConfigurationError,
+  JournalError,
+  PaymentContradictionError,
+  RequestValidationError,
+  UnknownOutcomeError,
+} from '../../src/core/errors.js';
 import { BACKOFF_MAX_MS } from '../../src/core/retry.js';
 import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../../src/journal/journal.js';
 import type { Ledger } from './invariants.js';
@@ -298,6 +305,20 @@ export async function check(world: World, client: CollectionsClient, rounds: num
     } catch (error) {
       ledger.expected(error, 'a status check');
     }
+  }
+}
+
+/**
+ * `verify()` at start-up: it sends nothing that creates or journals anything; a wrong base URL is refused with
+ * `ConfigurationError` (the process goes on: the simulation keeps the misconfigured process in the world).
+ */
+export async function verifyOnce(world: World, client: CollectionsClient): Promise<void> {
+  try {
+    await client.verify();
+    world.ledger.probe('verify passed');
+  } catch (error) {
+    if (error instanceof ConfigurationError) world.ledger.probe('verify refused the base URL');
+    else world.ledger.expected(error, 'verify()');
   }
 }
 

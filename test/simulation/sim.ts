@@ -29,6 +29,7 @@ import {
   type Sale,
   sell,
   settle,
+  verifyOnce,
   type World,
   type WorldBudget,
   workerOptions,
@@ -255,6 +256,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   // follows finds the record old enough by both clocks; sometimes the record's writer dies once its push has left
   // (nothing else writes the record). Only the verdict's second check, asked after the bound, can see the commit
   // that landed during the pause: a verdict on the first 404 closes a payment the service holds.
+  // Start-up checks (their own stream of draws): half the tills and workers call `verify()` first, as the docs advise;
+  // one that is refused (a wrong base URL) logs it and goes on, as a careless deployment would.
+  const verifying = seededRandom(seed ^ 0x7e21f7);
   const stalling = seededRandom(seed ^ 0x5ca1ed);
   const stalledDeciders = reduce.noRecovers || stalling() < 0.5 ? 0 : 0.3 + stalling() * 0.7;
   const dieAfterPush = new Set<string>();
@@ -376,6 +380,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       async (p) => {
         // A till of the previous release writes records without a window (a restart may come after the upgrade).
         const client = clientFor(world, p, clientSettings, { previousRelease: random() < previousRelease });
+        if (verifying() < 0.5) await verifyOnce(world, client);
         if (restarted) await recoverOnce(world, client);
         for (const sale of tillSales) await sell(world, p, client, sale, 5);
       },
@@ -413,11 +418,20 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const startWorker = (name: string, at: number, mortal = true, options = workerOptions(world)) =>
     // The fleet worker (started once the faults stop) has a key function that answers at once: a vault that takes up
     // to 15 s against a 5 s time limit is a fault, and the liveness bound holds only without faults (seed 2055).
-    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings(), mortal ? setup() : { plainKey: true }), options), {
-      offset: offset(),
-      drift: drift(),
-      mortal,
-    });
+    sim.spawn(
+      name,
+      at,
+      async (p) => {
+        const client = clientFor(world, p, settings(), mortal ? setup() : { plainKey: true });
+        if (verifying() < 0.5) await verifyOnce(world, client);
+        await settle(client, options);
+      },
+      {
+        offset: offset(),
+        drift: drift(),
+        mortal,
+      },
+    );
   for (let w = 0, workers = Math.floor(random() * 3); w < workers; w++) startWorker(`worker${w}`, T0 + random() * MINUTE);
   if (!reduce.noCheckers)
     for (let c = 0, checkers = Math.floor(random() * 3); c < checkers; c++) {
