@@ -512,7 +512,7 @@ describe('KeyBudget (a process’s share)', () => {
   });
 
   for (const holders of [2, 4])
-    it(`a worker joining ${holders - 1} busy on the key has its fair share within 2.5 s, every window within the limit`, async () => {
+    it(`a worker joining ${holders - 1} busy on the key has its fair share within 3 s, every window within the limit`, async () => {
       vi.useFakeTimers({ now: 0 });
       const journal = new MemoryJournal();
       const arrivals: number[] = [];
@@ -531,7 +531,7 @@ describe('KeyBudget (a process’s share)', () => {
       // Before: its first requests waited for every other holder's steady renewal, its demand doubled from one token a
       // renewal, and the tokens given back cooled a window measured from the next answer after them (never within 10 s
       // with one other holder, 11 s with three).
-      expect(fairAfter).toBeLessThanOrEqual(2_500);
+      expect(fairAfter).toBeLessThanOrEqual(3_000);
       await vi.advanceTimersByTimeAsync(4_000);
       stop.abort();
       await vi.advanceTimersByTimeAsync(2_000);
