@@ -104,6 +104,18 @@ function backlog(budget: KeyBudget, arrivals: number[], stop: AbortSignal) {
   })();
 }
 
+/** A `MemoryJournal` that records every renewal it is sent. */
+function recordingJournal() {
+  const journal = new MemoryJournal();
+  const requests: BudgetRequest[] = [];
+  const takeBudget = journal.takeBudget.bind(journal);
+  vi.spyOn(journal, 'takeBudget').mockImplementation((request) => {
+    requests.push(request);
+    return takeBudget(request);
+  });
+  return { journal, requests };
+}
+
 /**
  * The journal's arithmetic with holders that measure time truly: each renewal says how long since its holder's last
  * answer (`since`), as `KeyBudget` does.
@@ -541,13 +553,7 @@ describe('KeyBudget (a process’s share)', () => {
 
   it('a holder told a lower fair share stops spending the excess at once, and gives it back once unused for a window', async () => {
     vi.useFakeTimers({ now: 0 });
-    const journal = new MemoryJournal();
-    const requests: BudgetRequest[] = [];
-    const takeBudget = journal.takeBudget.bind(journal);
-    vi.spyOn(journal, 'takeBudget').mockImplementation((request) => {
-      requests.push(request);
-      return takeBudget(request);
-    });
+    const { journal, requests } = recordingJournal();
     const arrivals: number[] = [];
     const stop = new AbortController();
     const first = new KeyBudget(journal, 'k', 20, 10_000, OFF);
@@ -578,13 +584,7 @@ describe('KeyBudget (a process’s share)', () => {
 
   it('a worker whose requests waited asks for at least an equal part of the key once it knows the holders', async () => {
     vi.useFakeTimers({ now: 0 });
-    const journal = new MemoryJournal();
-    const requests: BudgetRequest[] = [];
-    const takeBudget = journal.takeBudget.bind(journal);
-    vi.spyOn(journal, 'takeBudget').mockImplementation((request) => {
-      requests.push(request);
-      return takeBudget(request);
-    });
+    const { journal, requests } = recordingJournal();
     const arrivals: number[] = [];
     const stop = new AbortController();
     const budgets = [0, 1, 2, 3].map(() => new KeyBudget(journal, 'k', 40, 10_000, OFF));
