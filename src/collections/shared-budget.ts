@@ -297,8 +297,8 @@ export class KeyBudget {
       if (waiting && this.#currentShare(now) === 0) this.#renewSoon();
       // A request in flight keeps the share renewed however long it takes: its token is spent until a window after it.
       else if (waiting || this.#inFlight > 0 || now - this.#lastTakeAt < this.#leaseMs) {
-        // Above its fair share (others wait): give the excess back soon. Holding tokens it no longer spends (their
-        // requests were in flight): give them back a window later, once answered. Below its fair share while
+        // Holding tokens it no longer spends (above its fair share, or their requests were in flight): give them back
+        // once they were unused for a window (free at once for the others then, no cooling). Below its fair share while
         // waiting, or growing (its whole demand granted, still waiting): ask again once the tokens others gave back
         // have cooled; from a fair share of 8 on, one token below waits for the steady renewal (the fair shares move
         // by one whenever a till's demand does, and asking early for each cost more round trips than it is worth).

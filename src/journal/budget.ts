@@ -9,7 +9,8 @@
  * - a holder **grows** only into tokens nobody keeps (free now), so the sum never exceeds the limit;
  * - a holder **shrinks** by itself, before it asks (it stops spending the tokens it gives back when it sends the
  *   request), and the journal keeps what it gave back *cooling* for one window, since that window may still hold
- *   its spending;
+ *   its spending; tokens it had not spent within the window before it asked ({@link BudgetRequest.inUse}) are free
+ *   at once;
  * - a holder that stops asking (a process that died) keeps its share until its lease runs out; it stopped spending
  *   one window before that (its local lease is shorter by a window), so the share is free at once then.
  *
