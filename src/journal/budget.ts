@@ -12,7 +12,9 @@
  *   its spending; tokens it had not spent within the window before it asked ({@link BudgetRequest.inUse}) are free
  *   at once;
  * - a holder that stops asking (a process that died) keeps its share until its lease runs out; it stopped spending
- *   one window before that (its local lease is shorter by a window), so the share is free at once then.
+ *   one window before that (its local lease is shorter by a window), so the share is free at once then. Heard again
+ *   after that (its renewals failed), the tokens it says may still be spent (`keep`, at most `inUse`: requests on
+ *   their way) count for it again from the free ones, before anyone grows into them.
  *
  * **Time is what the holders measured, never the journal's clock.** A lease runs out, and given-back tokens cool, only
  * once holders' monotonic clocks have measured that much time since (each renewal says how long its holder waited
@@ -44,7 +46,10 @@ export interface BudgetRequest {
   readonly holder: string;
   /** The holder's declared budget: requests per second, or `'adaptive'` (the journal learns it). */
   readonly limit: number | 'adaptive';
-  /** How many tokens per window the holder keeps from now on (at most what it held): it has stopped spending more. */
+  /**
+   * How many tokens per window the holder keeps from now on (at most what it held): it has stopped spending more. A
+   * holder whose lease ran out keeps them only from the free tokens, and no more than {@link BudgetRequest.inUse}.
+   */
   readonly keep: number;
   /** How many tokens per window the holder could use (its demand); larger than the limit means "as many as possible". */
   readonly want: number;
@@ -307,7 +312,8 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     if (!isLive(holder) && !isCooling(holder)) delete state.holders[id];
   }
   const before = state.holders[request.holder];
-  const held = before !== undefined && isLive(before) ? before.share : 0;
+  const lapsed = before === undefined || !isLive(before);
+  const held = lapsed ? 0 : before.share;
   const keep = request.release === true ? 0 : Math.max(0, Math.min(Math.floor(request.keep), held));
   const holder: BudgetHolder = before ?? {
     share: 0,
@@ -368,8 +374,19 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
     reserved = Math.max(0, createReserve(limit) - keptByTills);
   }
-  const grow = Math.max(0, Math.min(target - keep, limit - reserved - handedOut(state)));
-  holder.share = keep + grow;
+  // A holder whose lease ran out here (its renewals failed or came late) while its requests were still on their way
+  // says so: it keeps tokens it no longer holds. Counted again from the free tokens, before anyone grows into them:
+  // freed, they went to the others while those requests may still arrive (seed 2035: a request handed to fetch before
+  // the lease ran out left 18 s later, its token granted to another process meanwhile).
+  if (lapsed && request.release !== true) {
+    const stillSpent = Math.min(
+      Math.floor(request.keep),
+      request.inUse === undefined ? Number.POSITIVE_INFINITY : Math.ceil(request.inUse),
+    );
+    holder.share = Math.max(0, Math.min(stillSpent, limit - handedOut(state)));
+  }
+  const grow = Math.max(0, Math.min(target - holder.share, limit - reserved - handedOut(state)));
+  holder.share += grow;
   if (request.release === true && holder.cooling === 0) delete state.holders[request.holder];
   return { state, grant: { share: holder.share, target, limit, holders: live.length, event } };
 }

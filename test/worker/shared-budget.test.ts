@@ -308,6 +308,27 @@ describe('allocateBudget (the journal side)', () => {
     expect(budgetRequestProblem({ ...base, holder: 'a', keep: 0, want: 1, inUse: -1 })).toBe('inUse must be a number ≥ 0');
   });
 
+  it('a holder whose lease ran out while its requests were on their way keeps them counted from the free tokens', () => {
+    const journal = measuredRenewals();
+    const short = { ...base, limit: 4, leaseMs: 3_000 };
+    journal.renew({ ...short, holder: 'a', keep: 0, want: 3 }, 0);
+    expect(journal.state.holders.a?.share).toBe(3);
+    journal.renew({ ...short, holder: 'b', keep: 0, want: 1 }, 100);
+    // a's renewals fail for longer than its lease (b's measures run it out); b takes the one token still free.
+    expect(journal.renew({ ...short, holder: 'b', keep: 1, want: 2 }, 3_200).grant.share).toBe(2);
+    // a is heard again, saying 3 of its tokens may still be spent (requests handed to fetch before its lease ran out):
+    // the 2 free ones count for it again, and b grows into none of them.
+    // Its fair share is 1 now (it wants 1, b 4): its target does not limit what it may still spend.
+    const back = journal.renew({ ...short, holder: 'a', keep: 3, want: 1, inUse: 3 }, 3_500);
+    expect(back.grant).toMatchObject({ share: 2, target: 1 });
+    expect(journal.renew({ ...short, holder: 'b', keep: 2, want: 4 }, 3_600).grant).toMatchObject({ share: 2, target: 3 });
+    expect(handedOut(journal.state)).toBe(4);
+    // Only what it may still spend (`inUse`), never more than it says it keeps.
+    const other = measuredRenewals();
+    other.renew({ ...short, holder: 'a', keep: 0, want: 3 }, 0);
+    expect(other.renew({ ...short, holder: 'a', keep: 3, want: 0, inUse: 1 }, 3_500).grant.share).toBe(1);
+  });
+
   it('a renewal its holder gave up on, delivered after a later one, changes nothing', () => {
     let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 0, renewal: 1 }, 0);
     // a's renewal 2 (keeping nothing) is given up and stays on its way; renewal 3 is applied first and grows a.
@@ -625,6 +646,42 @@ describe('KeyBudget (a process’s share)', () => {
     // From 10 s on, each of the three sent (the one without a token at first got turns).
     expect(sent.map((count, index) => count - (early[index] ?? 0)).filter((count) => count < 5)).toEqual([]);
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(2);
+  });
+
+  it('a request still on its way when the lease ran out during failed renewals keeps its token from the others', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const journal = new MemoryJournal();
+    const takeBudget = journal.takeBudget.bind(journal);
+    // The database is down from 100 ms on: the second process's renewals succeed again at 4 000 ms, the first's at 4 300.
+    const upAt = new Map<string, number>();
+    vi.spyOn(journal, 'takeBudget').mockImplementation(async (request) => {
+      if (Date.now() >= 100 && Date.now() < (upAt.get(request.holder) ?? 0)) throw new Error('the database is restarting');
+      return takeBudget(request);
+    });
+    // A key of 1 request per second, at the shortest lease (the journal counts a share 3 s unless renewed).
+    const first = new KeyBudget(journal, 'k', 1, MIN_BUDGET_LEASE_MS, OFF);
+    const second = new KeyBudget(journal, 'k', 1, MIN_BUDGET_LEASE_MS, OFF);
+    upAt.set(first.holder, 4_300);
+    upAt.set(second.holder, 4_000);
+    const took = first.take('other');
+    await vi.advanceTimersByTimeAsync(100);
+    await took;
+    // Its request waits to leave (a connection pool, a suspended machine) while the first's lease runs out. A till
+    // (creates come first: the key's one token is its fair share) asks for the token meanwhile.
+    await vi.advanceTimersByTimeAsync(1_900);
+    let secondAt: number | undefined;
+    const taking = second.take('create').then(() => {
+      secondAt = Date.now();
+    });
+    await vi.advanceTimersByTimeAsync(8_000);
+    // Heard again after its lease ran out, the first still says its token may be spent: the till must wait.
+    expect(secondAt).toBeUndefined();
+    const answeredAt = Date.now();
+    first.observe(200);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await taking;
+    // Not before that request's window ended after its answer (it may have arrived just before).
+    expect(secondAt).toBeGreaterThanOrEqual(answeredAt + SHARED_WINDOW_MS);
   });
 
   it('a renewal the journal never answers holds back no later renewal: the share comes back after its lease', async () => {
