@@ -70,7 +70,8 @@ export interface Reductions {
 export interface SimulationOptions {
   readonly seed: number;
   /**
-   * The real store under the simulated journal: `'sqlite'` runs the same world (the same draws) on `SqliteJournal`.
+   * The real store under the simulated journal: `'sqlite'` runs the same world (the same draws) on `SqliteJournal`,
+   * `'postgres'` on the model of `PostgresJournal` under READ COMMITTED (postgres-model.ts).
    * @defaultValue `SIM_JOURNAL` from the environment, else `'memory'`
    */
   readonly store?: SimStore;
@@ -606,10 +607,14 @@ async function probeBudget(world: World, budget: WorldBudget, out: { violations:
 
 /** The command that replays `seed` (with its trace). */
 export function replayCommand(seed: number, store: SimStore = simStoreFromEnvironment()): string {
-  return `${store === 'sqlite' ? 'SIM_JOURNAL=sqlite ' : ''}SIM_SEED=${seed} npx vitest run test/simulation`;
+  return `${store === 'memory' ? '' : `SIM_JOURNAL=${store} `}SIM_SEED=${seed} npx vitest run test/simulation`;
 }
 
-/** The store a run uses unless told: `SIM_JOURNAL=sqlite` selects the SQLite variant for every run of the process. */
+/**
+ * The store a run uses unless told: `SIM_JOURNAL=sqlite` selects the SQLite variant for every run of the process,
+ * `SIM_JOURNAL=postgres` the PostgreSQL one.
+ */
 export function simStoreFromEnvironment(): SimStore {
-  return process.env.SIM_JOURNAL === 'sqlite' ? 'sqlite' : 'memory';
+  const store = process.env.SIM_JOURNAL;
+  return store === 'sqlite' || store === 'postgres' ? store : 'memory';
 }
