@@ -117,8 +117,8 @@ export class SimJournal {
       const own = seededRandom(Math.floor(random() * 2 ** 32));
       const latency = () => Math.floor(own() * (this.faults.maxLatencyMs + 1));
       // A write holds its row locks while it runs and its commit is flushed: a few milliseconds on a healthy server,
-      // up to twice the journal's latency on a slow one (the same fault: a busy database), so none once faults stop.
-      const slowCommits = own() * 2;
+      // up to half the journal's latency on a slow one (the same fault: a busy database), so none once faults stop.
+      const slowCommits = own() / 2;
       const maxHoldMs = () => HEALTHY_HOLD_MS + Math.floor(slowCommits * this.faults.maxLatencyMs);
       this.#postgres = new PostgresModel(sim, own, now, () => latency() + latency(), maxHoldMs, this.hits);
       this.store = this.#postgres.rows;
