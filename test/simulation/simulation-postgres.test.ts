@@ -18,8 +18,11 @@ import { explain, sweep } from './runner.js';
 import { type Proc, Scheduler, T0 } from './scheduler.js';
 import { runSimulation } from './sim.js';
 
-/** About 20 s on this project's 2-core machine: the PostgreSQL worlds cost about twice the memory store's (docs/reliability.md). */
-const SEEDS = Number(process.env.SIM_POSTGRES_SEEDS ?? 100);
+/**
+ * About 17 s on this project's 2-core machine when it is quiet (8.9 seeds/s, against the memory store's 11.3 measured
+ * seed by seed in the same process: docs/reliability.md), two or three times that under the load of other runs.
+ */
+const SEEDS = Number(process.env.SIM_POSTGRES_SEEDS ?? 150);
 const SAME_WORLD_SEEDS = 5;
 
 const REFERENCE = '0b3a1c52-7a55-4c1e-9f3e-6f1d2a7b9c01';
