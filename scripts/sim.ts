@@ -1,5 +1,5 @@
 /**
- * `npm run sim -- --seeds N [--from S] [--journal sqlite|postgres]`: a long sweep of the deterministic simulation (test/simulation) on every
+ * `npm run sim -- --seeds N [--from S] [--journal sqlite|postgres] [--probes]`: a long sweep of the deterministic simulation (test/simulation) on every
  * core, one worker thread per core, each running its share of the seeds. Prints seeds and steps per second, the
  * rare paths never reached, and for the first failing seed its world, a shrunk trace and the replay command.
  * Exits 1 when a seed breaks an invariant.
@@ -50,6 +50,8 @@ if (isMainThread) {
     `${seeds} seeds from ${first} on ${threads} threads in ${seconds.toFixed(1)} s: ${Math.round(seeds / seconds)} seeds/s, ${Math.round(steps / seconds)} steps/s`,
   );
   console.log(`rare paths never reached: ${missingProbes(probes).join(', ') || 'none'}`);
+  // `--probes`: how often every counted path was reached (a directed generator's yield, a rare path's rarity).
+  if (args.includes('--probes')) for (const [name, count] of [...probes].sort()) console.log(`  ${count}\t${name}`);
   if (failed.length > 0) {
     console.log(`${failed.length} seeds broke the invariants: ${failed.slice(0, 20).join(', ')}`);
     console.log(await explain(await runSimulation({ seed: failed[0] as number })));

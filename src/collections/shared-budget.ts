@@ -87,6 +87,8 @@ export class KeyBudget {
   #held = 0;
   #target = 0;
   #learnt = 0;
+  /** How many holders shared the key at the last grant. */
+  #holders = 0;
   /** Local clock: the share may be spent until then (a window before the journal stops counting it). */
   #validUntil = Number.NEGATIVE_INFINITY;
   /** When each token of the current window was spent (its request answered or failed), oldest first. */
@@ -295,14 +297,14 @@ export class KeyBudget {
       if (waiting && this.#currentShare(now) === 0) this.#renewSoon();
       // A request in flight keeps the share renewed however long it takes: its token is spent until a window after it.
       else if (waiting || this.#inFlight > 0 || now - this.#lastTakeAt < this.#leaseMs) {
-        // Above its fair share (others wait): give the excess back soon. Holding tokens it no longer spends (their
-        // requests were in flight): give them back a window later, once answered. Below its fair share while
+        // Holding tokens it no longer spends (above its fair share, or their requests were in flight): give them back
+        // once they were unused for a window (free at once for the others then, no cooling). Below its fair share while
         // waiting, or growing (its whole demand granted, still waiting): ask again once the tokens others gave back
         // have cooled; from a fair share of 8 on, one token below waits for the steady renewal (the fair shares move
         // by one whenever a till's demand does, and asking early for each cost more round trips than it is worth).
         const slack = this.#target >= 8 ? 1 : 0;
-        if (this.#share > this.#target) this.#armRenewal(EARLY_RENEW_GAP_MS);
-        else if (this.#held > this.#share) this.#armRenewal(COOLED_RENEW_MS);
+        if (this.#held > this.#share)
+          this.#armRenewal(Math.max(this.#lastRenewAt + EARLY_RENEW_GAP_MS - now, this.#quietIn(now, this.#share)));
         else if (waiting && (this.#share < this.#target - slack || this.#target >= this.#wanted)) this.#armRenewal(COOLED_RENEW_MS);
         // Steady: a period after the last one was sent (not answered), so a slow journal does not stretch the period.
         else this.#armRenewal(this.#lastRenewAt + this.#renewEveryMs - now);
@@ -338,7 +340,9 @@ export class KeyBudget {
     const askedPerWindow = Math.ceil((this.#asked * SHARED_WINDOW_MS) / Math.max(SHARED_WINDOW_MS, sentAt - this.#periodStart));
     this.#asked = 0;
     this.#periodStart = sentAt;
-    const want = this.#saturated ? Math.max(1, GROWTH * this.#peak, this.#peak + waiting, Math.ceil(askedPerWindow * 1.25) + 1) : headroom;
+    let want = this.#saturated ? Math.max(1, GROWTH * this.#peak, this.#peak + waiting, Math.ceil(askedPerWindow * 1.25) + 1) : headroom;
+    if (this.#saturated && this.#holders > 0 && sentAt - this.#lastCreateAt >= CREATES_RECENT_MS)
+      want = Math.max(want, Math.ceil(this.#learnt / this.#holders));
     this.#wanted = want;
     this.#accepted = 0;
     this.#rateLimited = 0;
@@ -359,6 +363,7 @@ export class KeyBudget {
           leaseMs: grantedFor,
           windowMs: SHARED_WINDOW_MS,
           creates: sentAt - this.#lastCreateAt < CREATES_RECENT_MS,
+          inUse: this.#spentInWindow(sentAt),
           renewal: ++this.#renewals,
           // The time this process measured since the journal's last answer (sent earlier than measured: a lower bound).
           ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
@@ -386,11 +391,14 @@ export class KeyBudget {
     }
     // It spends what it kept plus what it was given; the rest of the grant is counted until it is given back. A 429
     // while the renewal was in flight cut the share below that: the cut stands.
-    const spendable = Math.min(grant.share, keep + Math.max(0, grant.share - counted));
+    // Above its fair share, it stops spending the excess at once: unused for a window, it is free for the others the
+    // moment it is given back (no cooling), at the renewal armed for then.
+    const spendable = Math.min(grant.share, keep + Math.max(0, grant.share - counted), grant.target);
     this.#share = this.#cutSinceRenewal ? Math.min(this.#share, spendable) : spendable;
     this.#held = grant.share;
     this.#target = grant.target;
     this.#learnt = grant.limit;
+    this.#holders = grant.holders;
     this.#validUntil = sentAt + grantedFor - SHARED_WINDOW_MS;
   }
 
@@ -407,6 +415,19 @@ export class KeyBudget {
     let count = this.#inFlight;
     for (const at of this.#spent) if (at > now) count++;
     return count;
+  }
+
+  /**
+   * How long until no more than `tokens` of this process's tokens were spent within the last window (its requests in
+   * flight counted as still spending): then the tokens above them may be given back free. A window when its requests
+   * in flight alone are more.
+   */
+  #quietIn(now: number, tokens: number): number {
+    const room = tokens - this.#inFlight;
+    if (room < 0) return COOLED_RENEW_MS;
+    const recent = this.#spent.filter((at) => at + SHARED_WINDOW_MS > now);
+    if (recent.length <= room) return 0;
+    return (recent[recent.length - room - 1] as number) + SHARED_WINDOW_MS - now + 1;
   }
 
   #spentInWindow(now: number): number {

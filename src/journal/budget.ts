@@ -9,7 +9,8 @@
  * - a holder **grows** only into tokens nobody keeps (free now), so the sum never exceeds the limit;
  * - a holder **shrinks** by itself, before it asks (it stops spending the tokens it gives back when it sends the
  *   request), and the journal keeps what it gave back *cooling* for one window, since that window may still hold
- *   its spending;
+ *   its spending; tokens it had not spent within the window before it asked ({@link BudgetRequest.inUse}) are free
+ *   at once;
  * - a holder that stops asking (a process that died) keeps its share until its lease runs out; it stopped spending
  *   one window before that (its local lease is shorter by a window), so the share is free at once then.
  *
@@ -64,6 +65,14 @@ export interface BudgetRequest {
    * last {@link createReserve} tokens that creating holders do not already keep.
    */
   readonly creates?: boolean;
+  /**
+   * How many of its tokens may have been spent within the last window when it sent this request: its requests in
+   * flight, answered less than a window ago, or cut without an answer and maybe still on their way. Of the tokens it
+   * gives back, only those it may have spent that recently cool (`inUse` less `keep`); the others have been unused for a
+   * whole window by its own monotonic clock before the journal saw this request, so they are free at once. Absent:
+   * every token given back cools.
+   */
+  readonly inUse?: number | undefined;
   /**
    * How long this holder measured on its own monotonic clock since the journal answered one of its renewals: `event` is
    * that answer's {@link BudgetGrant.event}, `elapsedMs` the time from receiving the answer to sending this request (a
@@ -187,6 +196,7 @@ export function budgetRequestProblem(request: BudgetRequest): string | undefined
   if (!(Number.isFinite(request.leaseMs) && request.leaseMs > request.windowMs)) return 'leaseMs must be longer than windowMs';
   if (!(Number.isFinite(request.windowMs) && request.windowMs >= 1_000)) return 'windowMs must be ≥ 1000';
   if (request.creates !== undefined && typeof request.creates !== 'boolean') return 'creates must be a boolean';
+  if (request.inUse !== undefined && !(Number.isFinite(request.inUse) && request.inUse >= 0)) return 'inUse must be a number ≥ 0';
   if (
     request.since !== undefined &&
     !(
@@ -313,9 +323,11 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     coolFrom: event,
   };
   if (!isCooling(holder)) holder.cooling = 0;
-  if (held > keep) {
+  // Of the tokens given back, those its holder may have spent within the last window cool; the rest are free now.
+  const mayHaveSpent = request.inUse === undefined ? held - keep : Math.min(held - keep, Math.max(0, Math.ceil(request.inUse) - keep));
+  if (mayHaveSpent > 0) {
     // Tokens cooling already count a whole window again from now (one measure for all of them).
-    holder.cooling += held - keep;
+    holder.cooling += mayHaveSpent;
     holder.coolMs = request.windowMs;
     holder.coolElapsed = 0;
     holder.coolFrom = event;

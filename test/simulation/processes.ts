@@ -10,7 +10,14 @@
 import { CollectionsClient } from '../../src/collections/client.js';
 import type { SettlementWorkerOptions } from '../../src/collections/settlement-worker-options.js';
 import { StatusWords } from '../../src/collections/status-words.js';
-import { ApiError, JournalError, RequestValidationError, UnknownOutcomeError } from '../../src/core/errors.js';
+import {
+  ApiError,
+  ConfigurationError,
+  JournalError,
+  PaymentContradictionError,
+  RequestValidationError,
+  UnknownOutcomeError,
+} from '../../src/core/errors.js';
 import { BACKOFF_MAX_MS } from '../../src/core/retry.js';
 import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../../src/journal/journal.js';
 import type { Ledger } from './invariants.js';
@@ -64,6 +71,11 @@ export interface World {
 export interface WorldBudget {
   readonly limit: number;
   readonly leases: readonly (number | undefined)[];
+  /**
+   * `requestsPerSecond: 'adaptive'` on every client: the service keeps `limit` without saying (429 past it), and the
+   * fleet must learn it.
+   */
+  readonly adaptive: boolean;
   /** Draws of this world's budget (its own stream: worlds without a budget keep their draws). */
   readonly random: () => number;
 }
@@ -103,7 +115,10 @@ export function clientFor(world: World, proc: Proc, settings: ClientSettings, se
   if (budget !== undefined) {
     world.budgeted.add(proc);
     const leaseMs = pick(budget.random, budget.leases);
-    shared = { requestsPerSecond: budget.limit, ...(leaseMs === undefined ? {} : { budgetLeaseMs: leaseMs }) };
+    shared = {
+      requestsPerSecond: budget.adaptive ? 'adaptive' : budget.limit,
+      ...(leaseMs === undefined ? {} : { budgetLeaseMs: leaseMs }),
+    };
   }
   const slowKey = world.random() < 0.3 && setup.plainKey !== true;
   return new CollectionsClient({
@@ -184,6 +199,12 @@ export async function sell(world: World, proc: Proc, client: CollectionsClient, 
               : untilDecidable - random() * 10_500,
         );
         continue;
+      }
+      if (error instanceof PaymentContradictionError) {
+        // The journal's final record and the service disagree (a reversal): a person settles the sale
+        // (docs/operating.md); it is never started over, and the record keeps its mark.
+        ledger.probe('initiate told of a contradiction');
+        return;
       }
       if (startsOver(error)) {
         ledger.definite(reference, error);
@@ -284,6 +305,20 @@ export async function check(world: World, client: CollectionsClient, rounds: num
     } catch (error) {
       ledger.expected(error, 'a status check');
     }
+  }
+}
+
+/**
+ * `verify()` at start-up: it sends nothing that creates or journals anything; a wrong base URL is refused with
+ * `ConfigurationError` (the process goes on: the simulation keeps the misconfigured process in the world).
+ */
+export async function verifyOnce(world: World, client: CollectionsClient): Promise<void> {
+  try {
+    await client.verify();
+    world.ledger.probe('verify passed');
+  } catch (error) {
+    if (error instanceof ConfigurationError) world.ledger.probe('verify refused the base URL');
+    else world.ledger.expected(error, 'verify()');
   }
 }
 

@@ -36,6 +36,13 @@ export const SOMETIMES: readonly string[] = [
   'takeBudget failed',
   'takeBudget slow',
   'writer died as its write landed',
+  'decider paused after a 404',
+  'writer died after its push left',
+  'found after a paused 404',
+  'reversed outcome answered',
+  'contradiction reported',
+  '429 past the hidden limit',
+  'adaptive rate cut',
 ];
 
 export interface Sweep {
@@ -80,6 +87,7 @@ const REDUCTIONS: readonly Reductions[] = [
   { noClockJumps: true },
   { noJournalFaults: true },
   { noBudget: true },
+  { noReversals: true },
 ];
 
 /** Takes parts of the seed's world out, one at a time, keeping each that still violates; the smallest failing run. */

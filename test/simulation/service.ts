@@ -13,7 +13,7 @@
  *
  * No vitest import (see scheduler.ts).
  */
-import type { Proc, Scheduler } from './scheduler.js';
+import { type Proc, type Scheduler, T0 } from './scheduler.js';
 
 export interface Collection {
   readonly id: number;
@@ -23,6 +23,17 @@ export interface Collection {
   readonly committedAt: number;
   readonly settlesAt: number;
   readonly outcome: 'successful' | 'failed';
+  /**
+   * From this true time the service answers the other outcome (a reversal after settlement: the service corrects
+   * itself). The journal keeps the first final outcome it recorded, marked as contradicted once a reader sees this.
+   */
+  readonly reversedAt?: number;
+}
+
+/** What the service says of `collection` at true time `at` once it has settled: its outcome, or the reversal's. */
+export function outcomeAt(collection: Collection, at: number): 'successful' | 'failed' {
+  if (collection.reversedAt === undefined || at < collection.reversedAt) return collection.outcome;
+  return collection.outcome === 'successful' ? 'failed' : 'successful';
 }
 
 /** The service's faults, drawn per seed; every probability is per request. */
@@ -136,6 +147,22 @@ export class Service {
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
   readonly departures = new Map<string, number[]>();
+  /**
+   * The key's rate limit the service keeps without saying (requests per sliding second, every arrival counted),
+   * in the worlds whose budget is `'adaptive'` (sim.ts); `undefined`: none. Not a fault: it holds after they stop.
+   */
+  hiddenLimit: number | undefined;
+  /** When a collection settling at `settlesAt` is reversed, if it is (sim.ts: the contradiction world). */
+  reversalAt: (settlesAt: number) => number | undefined = () => undefined;
+  /** Called as a push leaves its process (sim.ts: a directed crash of its writer right then). */
+  onPushLeft: (proc: Proc, referenceId: string) => void = () => {};
+  /**
+   * How long `proc` stops right after a 404 for `referenceId` reaches it (a stop-the-world pause between the
+   * service's answer and the journal read that follows it; sim.ts's stalled deciders); 0: it does not.
+   */
+  pauseAfterNotFound: (proc: Proc, referenceId: string) => number = () => 0;
+  /** `proc.id:reference` of each such pause, until that process is next answered that the service holds it. */
+  readonly pausedAfterNotFound = new Set<string>();
   #requests = 0;
 
   constructor(sim: Scheduler, random: () => number, faults: ServiceFaults) {
@@ -147,6 +174,14 @@ export class Service {
   /** The collections of a reference (references compared as the service does: without regard to case). */
   holding(referenceId: string): Collection[] {
     return this.#byReference.get(referenceId.toLowerCase()) ?? [];
+  }
+
+  /** More than `limit` arrivals (the one just recorded included) in the last second. */
+  #overHiddenLimit(limit: number): boolean {
+    const now = this.#sim.now;
+    let count = 0;
+    for (let i = this.arrivals.length - 1; i >= 0 && (this.arrivals[i] as { at: number }).at > now - 1_000; i--) count++;
+    return count > limit;
   }
 
   #hit(what: string): true {
@@ -217,6 +252,7 @@ export class Service {
           if (pushed !== undefined) {
             const key = `${caller.proc.id}:${pushed}`;
             this.departures.set(key, [...(this.departures.get(key) ?? []), sim.now]);
+            this.onPushLeft(caller.proc, pushed);
           }
           // Clocks drift by up to 0.01 % (the deadline is read on the sender's clock): 0.02 % of slack.
           // A process whose due work waits (the scheduler let time move on while it was busy: its deadline's timer
@@ -236,8 +272,11 @@ export class Service {
             return;
           }
           // The answer reaches the client as an operation of its process (if the attempt has not been aborted).
-          const answer = (response: Response, what: string): true => {
-            sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => finish(() => resolve(response)));
+          const answer = (response: Response, what: string, then?: () => void): true => {
+            sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => {
+              finish(() => resolve(response));
+              then?.();
+            });
             return true;
           };
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
@@ -246,6 +285,12 @@ export class Service {
               proc: caller.proc,
               stalled: stalled || (this.pastLease(caller.proc) && this.renewalTroubled(caller.proc)),
             });
+            if (this.hiddenLimit !== undefined && this.#overHiddenLimit(this.hiddenLimit)) {
+              // The key's limit, which the service keeps and documents nowhere: past it, 429 and nothing done.
+              this.#hit('429 past the hidden limit');
+              answer(json(429, { success: false, message: 'Too many requests' }, { 'retry-after': '1' }), '429 (limit)');
+              return;
+            }
             if (method === 'POST' && url.pathname === '/v1/collections/mobile-money') {
               const payload = JSON.parse(body ?? '{}') as { referenceId: string; amount: number };
               // The effect's latest time: the caller's window after its write that let this attempt leave (the world's
@@ -341,6 +386,8 @@ export class Service {
         settlesAt: sim.now + lag + 1_000 + this.#random() * f.maxSettleMs,
         outcome: this.#random() < 0.7 ? 'successful' : 'failed',
       };
+      const reversedAt = this.reversalAt(collection.settlesAt);
+      if (reversedAt !== undefined) Object.assign(collection, { reversedAt });
       this.collections.push(collection);
       this.#byReference.set(referenceId.toLowerCase(), [...existing, collection]);
       sim.log(`service: COMMIT #${collection.id} ${referenceId.slice(0, 8)} by ${id} → ${collection.outcome}`);
@@ -366,7 +413,7 @@ export class Service {
     return true;
   }
 
-  #status(proc: Proc, referenceId: string, answer: (r: Response, what: string) => true): boolean {
+  #status(proc: Proc, referenceId: string, answer: (r: Response, what: string, then?: () => void) => true): boolean {
     const f = this.faults;
     const sim = this.#sim;
     if (this.#chance(f.statusDrop)) return this.#hit('status answer lost');
@@ -386,17 +433,29 @@ export class Service {
     }
     const visible = this.holding(referenceId).find((collection) => collection.committedAt <= sim.now);
     this.lastStatus.set(`${proc.id}:${referenceId.toLowerCase()}`, visible === undefined ? '404' : 'found');
-    if (visible === undefined) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
+    if (visible === undefined) {
+      const pauseMs = this.pauseAfterNotFound(proc, referenceId.toLowerCase());
+      if (pauseMs <= 0) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
+      // The answer reaches the process, which then stops before its next step (the journal read after the 404).
+      return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404', () => {
+        proc.pausedUntil = Math.max(proc.pausedUntil, sim.now + pauseMs);
+        this.pausedAfterNotFound.add(`${proc.id}:${referenceId.toLowerCase()}`);
+        sim.log(`PAUSE ${proc.name} after a 404, until t+${((proc.pausedUntil - T0) / 1000).toFixed(3)}s`);
+      });
+    }
+    if (this.pausedAfterNotFound.delete(`${proc.id}:${referenceId.toLowerCase()}`)) this.#hit('found after a paused 404');
     const settled = visible.settlesAt <= sim.now;
-    const word = settled ? this.#settledWord(visible.outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';
+    const outcome = outcomeAt(visible, sim.now);
+    if (settled && outcome !== visible.outcome) this.#hit('reversed outcome answered');
+    const word = settled ? this.#settledWord(outcome) : f.unknownPendingWords && this.#random() < 0.3 ? 'queued' : 'pending';
     return answer(
       json(200, {
         success: true,
         data: {
           referenceId: visible.referenceId,
           statusText: word,
-          transactionCode: settled && visible.outcome === 'successful' ? 'MP123' : null,
-          reason: settled ? visible.outcome : null,
+          transactionCode: settled && outcome === 'successful' ? 'MP123' : null,
+          reason: settled ? outcome : null,
         },
       }),
       word,

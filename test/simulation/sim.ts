@@ -13,6 +13,7 @@
 
 import { settlementBoundMs } from '../../src/collections/settlement-worker-options.js';
 import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js';
+import { PaymentContradictionError } from '../../src/core/errors.js';
 import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
@@ -28,12 +29,13 @@ import {
   type Sale,
   sell,
   settle,
+  verifyOnce,
   type World,
   type WorldBudget,
   workerOptions,
 } from './processes.js';
 import { type Proc, Scheduler, T0 } from './scheduler.js';
-import { HEALTHY, Service, type ServiceFaults } from './service.js';
+import { HEALTHY, outcomeAt, Service, type ServiceFaults } from './service.js';
 import { VirtualTime } from './virtual-time.js';
 
 const MINUTE = 60_000;
@@ -65,6 +67,7 @@ export interface Reductions {
   readonly noClockJumps?: boolean;
   readonly noJournalFaults?: boolean;
   readonly noBudget?: boolean;
+  readonly noReversals?: boolean;
 }
 
 export interface SimulationOptions {
@@ -150,8 +153,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       : {
           limit: pick(budgetRandom, [2, 3, 5, 10]),
           leases: pick(budgetRandom, [[undefined], [MIN_BUDGET_LEASE_MS], [undefined, MIN_BUDGET_LEASE_MS]]),
+          // A third of them `'adaptive'` (their own stream of draws: every budget world keeps its other draws).
+          adaptive: seededRandom(seed ^ 0xada97)() < 0.35,
           random: budgetRandom,
         };
+  // The limit an adaptive fleet must learn: the service keeps it without saying, and answers 429 past it.
+  if (budget?.adaptive === true) service.hiddenLimit = budget.limit;
+  /** Every limit the journal granted under (true time): an adaptive key's windows are judged against what it had learnt. */
+  const grantedLimits: { at: number; limit: number }[] = [];
   if (budget !== undefined && !reduce.noJournalFaults) {
     // The journal slow or failing at `takeBudget` sometimes: shares lapse locally, requests wait, never more.
     journalFaults.budgetFail = budgetRandom() < 0.5 ? 0 : budgetRandom() * 0.2;
@@ -180,6 +189,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       renewalTroubled.add(proc);
     else renewalTroubled.delete(proc);
     renewalSentAt.delete(proc);
+    const learnt = grantedLimits.at(-1)?.limit;
+    if (budget?.adaptive === true && learnt !== undefined && grant.limit !== learnt)
+      ledger.probe(grant.limit < learnt ? 'adaptive rate cut' : 'adaptive rate raised');
+    grantedLimits.push({ at: sim.now, limit: grant.limit });
     // A grant of nothing counts nothing for the holder from now (a paused holder's renewal after its lease ran out).
     shareCountsUntil.set(proc, grant.share > 0 ? sim.now + request.leaseMs : sim.now);
     sim.log(
@@ -238,20 +251,67 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const directed = seededRandom(seed ^ 0xed9e);
   const edgeWatchers = reduce.noRecovers || directed() < 0.5 ? 0 : 0.1 + directed() * 0.3;
   const orphans = directed() < 0.4 ? 0 : directed() * 0.8;
+  // Stalled deciders (their own stream of draws: worlds without them keep every draw): an edge watcher that, once
+  // its watch has started, asks the service while a push is still on its way and stops right after the 404 (a
+  // stop-the-world pause, a suspended VM: up to 30 s) until about the verdict's bound, so the journal read that
+  // follows finds the record old enough by both clocks; sometimes the record's writer dies once its push has left
+  // (nothing else writes the record). Only the verdict's second check, asked after the bound, can see the commit
+  // that landed during the pause: a verdict on the first 404 closes a payment the service holds.
+  // Start-up checks (their own stream of draws): half the tills and workers call `verify()` first, as the docs advise;
+  // one that is refused (a wrong base URL) logs it and goes on, as a careless deployment would.
+  const verifying = seededRandom(seed ^ 0x7e21f7);
+  const stalling = seededRandom(seed ^ 0x5ca1ed);
+  const stalledDeciders = reduce.noRecovers || stalling() < 0.5 ? 0 : 0.3 + stalling() * 0.7;
+  const dieAfterPush = new Set<string>();
+  const pauseAfterNotFound = new Map<string, number>();
+  service.onPushLeft = (proc, referenceId) => {
+    if (!dieAfterPush.delete(`${proc.id}:${referenceId}`) || healed || proc.dead) return;
+    ledger.probe('writer died after its push left');
+    sim.kill(proc);
+  };
+  service.pauseAfterNotFound = (proc, referenceId) => {
+    const key = `${proc.id}:${referenceId}`;
+    const pauseMs = pauseAfterNotFound.get(key);
+    if (pauseMs === undefined || healed) return 0;
+    pauseAfterNotFound.delete(key);
+    ledger.probe('decider paused after a 404');
+    return pauseMs;
+  };
+  // The contradiction world (its own stream of draws): in some worlds the service reverses some settled collections
+  // (up to 3 min after they settle, it answers the other outcome). A record already final keeps its outcome, marked
+  // as contradicted by the first reader that sees the reversal, which is told `PaymentContradictionError`.
+  const reversing = seededRandom(seed ^ 0x7e5e75e);
+  const reversal = reduce.noReversals || reversing() < 0.7 ? 0 : 0.1 + reversing() * 0.4;
+  service.reversalAt = (settlesAt) => (reversal > 0 && reversing() < reversal ? settlesAt + reversing() * 3 * MINUTE : undefined);
   let edges = 0;
   const watchEdge = (writer: Proc, record: PaymentRecord) => {
     const window = record.sendWindowMs;
     if (healed || window === undefined || !Number.isFinite(window) || directed() >= edgeWatchers) return;
     const writtenAt = sim.now;
+    let writerDies = false;
     if (writer.mortal && /^(till|twin)/.test(writer.name) && directed() < orphans) {
       ledger.probe('writer died as its write landed');
       sim.kill(writer);
+      writerDies = true;
+    }
+    const stalled = stalling() < stalledDeciders;
+    if (stalled) ledger.probe('stalled decider');
+    if (stalled && !writerDies && writer.mortal && /^(till|twin)/.test(writer.name) && stalling() < 0.7) {
+      dieAfterPush.add(`${writer.id}:${record.referenceId}`);
     }
     const grace = journal.minGraceMs;
     sim.spawn(`edge${edges++}`, sim.now + directed() * 50, async (p) => {
       const client = clientFor(world, p, { timeoutMs: 30_000, maxRetries: 0 }, { plainKey: true });
       await recoverOnce(world, client, grace);
       const target = writtenAt + window + grace;
+      if (stalled) {
+        const pauseMs = stalling() * 30_000;
+        const at = target - pauseMs + stalling() * 300;
+        if (at > sim.now) await pause(at - sim.now);
+        pauseAfterNotFound.set(`${p.id}:${record.referenceId}`, pauseMs);
+        await recoverOnce(world, client, grace);
+        pauseAfterNotFound.delete(`${p.id}:${record.referenceId}`);
+      }
       // From 2.5 s before (a recover() takes two status round trips and its journal calls before it decides).
       for (let rung = 0; rung < 14; rung++) {
         const at = target - 2_500 + rung * 200 + directed() * 150;
@@ -321,6 +381,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       async (p) => {
         // A till of the previous release writes records without a window (a restart may come after the upgrade).
         const client = clientFor(world, p, clientSettings, { previousRelease: random() < previousRelease });
+        if (verifying() < 0.5) await verifyOnce(world, client);
         if (restarted) await recoverOnce(world, client);
         for (const sale of tillSales) await sell(world, p, client, sale, 5);
       },
@@ -358,11 +419,20 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const startWorker = (name: string, at: number, mortal = true, options = workerOptions(world)) =>
     // The fleet worker (started once the faults stop) has a key function that answers at once: a vault that takes up
     // to 15 s against a 5 s time limit is a fault, and the liveness bound holds only without faults (seed 2055).
-    sim.spawn(name, at, (p) => settle(clientFor(world, p, settings(), mortal ? setup() : { plainKey: true }), options), {
-      offset: offset(),
-      drift: drift(),
-      mortal,
-    });
+    sim.spawn(
+      name,
+      at,
+      async (p) => {
+        const client = clientFor(world, p, settings(), mortal ? setup() : { plainKey: true });
+        if (verifying() < 0.5) await verifyOnce(world, client);
+        await settle(client, options);
+      },
+      {
+        offset: offset(),
+        drift: drift(),
+        mortal,
+      },
+    );
   for (let w = 0, workers = Math.floor(random() * 3); w < workers; w++) startWorker(`worker${w}`, T0 + random() * MINUTE);
   if (!reduce.noCheckers)
     for (let c = 0, checkers = Math.floor(random() * 3); c < checkers; c++) {
@@ -412,7 +482,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     store: journal.kind,
     knobs: sim.knobs,
     graces: world.graces,
-    ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases } }),
+    ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases, adaptive: budget.adaptive } }),
   });
   void newReference;
 
@@ -448,7 +518,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         // Under the key's shared budget the worker's turn comes at its share of the key (half, or one a second).
         ...(budget === undefined
           ? {}
-          : { requestsPerSecond: Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))) }),
+          : // An adaptive key may have learnt as little as one a second (its floor) when the faults stop.
+            {
+              requestsPerSecond: budget.adaptive ? 1 : Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))),
+            }),
         leaseMs: 90_000,
         notFoundGraceMs: Math.max(...world.graces.map((grace) => grace ?? 10_000)),
         sendWindowMs: LATEST_EFFECT_MS,
@@ -463,7 +536,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // What callers were told against the service, before the probe adds a payment of its own.
     ledger.finish(await journal.store.list(), livenessBoundMs);
     // The probe in 40 % of them (it costs about as many steps as the rest of the world).
-    if (budget !== undefined && finished && budget.random() < 0.4) finished = await probeBudget(world, budget, budgetProbe);
+    // (Not under an adaptive key: what the survivors may use is what it has learnt, which the windows check.)
+    if (budget !== undefined && finished && budget.random() < 0.4 && !budget.adaptive)
+      finished = await probeBudget(world, budget, budgetProbe);
+    if (finished) finished = await auditReversals(world, settings());
   } finally {
     time.restore();
     await journal.store.close();
@@ -478,7 +554,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     ledger.violations.push(
       ...budgetWindowViolations(
         counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
-        budget.limit,
+        budget.adaptive
+          ? learntLimit(grantedLimits, Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS)))
+          : budget.limit,
       ),
       ...budgetProbe.violations,
     );
@@ -509,6 +587,72 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 }
 
 /**
+ * The limit an adaptive key's window starting at `at` is judged against: the highest the journal granted from a
+ * lease (and 2 s) before it to its end, since a holder may spend a share granted under a higher rate until its lease
+ * ends; before the first grant, nothing may arrive.
+ */
+function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: number): (at: number) => number {
+  return (at) => {
+    let limit = 0;
+    let before: number | undefined;
+    for (const grant of grants) {
+      if (grant.at > at + 1_000) break;
+      if (grant.at < at - leaseMs - 2_000) before = grant.limit;
+      else limit = Math.max(limit, grant.limit);
+    }
+    return Math.max(limit, before ?? 0);
+  };
+}
+
+/**
+ * The audit of reversals, once every payment is final: a reader asking about a collection the service reversed after
+ * its record became final must be told `PaymentContradictionError` (never the new outcome as if nothing happened), and
+ * the record must keep its state with the contradiction's mark (CONTRACT: contradictions are loud).
+ */
+async function auditReversals(world: World, clientSettings: ClientSettings): Promise<boolean> {
+  const { sim, service, journal, ledger } = world;
+  const reversed = service.collections.filter((collection) => collection.reversedAt !== undefined);
+  if (reversed.length === 0) return true;
+  // The world stops (restarts too): what callers were told is judged already, and the audit must not be raced.
+  sim.onCrash = () => {};
+  for (const proc of sim.procs) if (!proc.dead) sim.kill(proc);
+  const from = Math.max(sim.now, ...reversed.map((collection) => (collection.reversedAt as number) + 1));
+  let audited = false;
+  sim.spawn(
+    'auditor',
+    from,
+    async (p) => {
+      const client = clientFor(world, p, clientSettings, { plainKey: true });
+      for (const collection of reversed) {
+        const before = await journal.store.get(collection.referenceId);
+        const now = outcomeAt(collection, sim.now);
+        if (before === undefined || before.state === now || (before.state !== 'successful' && before.state !== 'failed')) continue;
+        const short = collection.referenceId.slice(0, 8);
+        try {
+          const status = await client.checkStatus(collection.referenceId);
+          ledger.violations.push(
+            `QUIET-CONTRADICTION: checkStatus for ${short} (journal: ${before.state}) resolved with ${JSON.stringify(status.statusText)}`,
+          );
+        } catch (error) {
+          if (!(error instanceof PaymentContradictionError)) {
+            ledger.violations.push(`QUIET-CONTRADICTION: checkStatus for ${short} (journal: ${before.state}) failed with ${String(error)}`);
+            continue;
+          }
+          ledger.probe('contradiction reported');
+        }
+        const after = await journal.store.get(collection.referenceId);
+        if (after?.state !== before.state) ledger.violations.push(`FINAL-CHANGED: ${short} was ${before.state}, now ${after?.state}`);
+        if (after?.contradiction === undefined)
+          ledger.violations.push(`UNMARKED-CONTRADICTION: ${short} is ${before.state}; the service says ${now}`);
+      }
+      audited = true;
+    },
+    { mortal: false },
+  );
+  return (await sim.run(from + 10 * MINUTE, MAX_STEPS, () => audited)) && audited;
+}
+
+/**
  * The budget probe, at the end of a world with a shared budget (the journal healthy): every process dies at once
  * but one or two survivors that keep requests waiting for tokens; a lease (and 2 s) later the survivors must use
  * most of the key's limit (the dead processes' shares came back, and renewals do not lose what they hold), and a
@@ -518,8 +662,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 async function probeBudget(world: World, budget: WorldBudget, out: { violations: string[] }): Promise<boolean> {
   const { sim, service, journal } = world;
   sim.onCrash = () => {};
-  // No watcher joins the probe: one spawned by the probe till's own write wanted a token too, a holder the create's
-  // bound does not count (seed 1800 of the PostgreSQL variant: the till's create waited 5.0 s).
+  // Only the survivors and the probe's till hold shares: no watcher is spawned by the till's write (seed 1544: one
+  // took a fourth share of a key of 2 and held the till's create to the bound's last millisecond; seed 1800 of the
+  // PostgreSQL variant: past it, 5.0 s).
   journal.onSendingWrite = () => {};
   // Finished processes too: their clients still renew a share for a lease after their last request.
   for (const proc of sim.procs) if (!proc.dead) sim.kill(proc);

@@ -8,7 +8,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyBudget, MIN_BUDGET_LEASE_MS, SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
-import { allocateBudget, type BudgetRequest, type BudgetState, createReserve, fairShares, handedOut } from '../../src/journal/budget.ts';
+import {
+  allocateBudget,
+  type BudgetRequest,
+  type BudgetState,
+  budgetRequestProblem,
+  createReserve,
+  fairShares,
+  handedOut,
+} from '../../src/journal/budget.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 import { maxInAnyWindow } from './windows.ts';
@@ -67,6 +75,45 @@ function saturate(
     }
   });
   return Promise.all(loops);
+}
+
+/**
+ * A settlement worker's backlog: one check at a time waits for its token (the worker starts the next once the last
+ * took one), up to 16 in flight, each answered 10 ms after it left.
+ */
+function backlog(budget: KeyBudget, arrivals: number[], stop: AbortSignal) {
+  return (async () => {
+    let inFlight = 0;
+    while (!stop.aborted) {
+      if (inFlight >= 16) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        continue;
+      }
+      try {
+        await budget.take('other', stop, undefined);
+      } catch {
+        return;
+      }
+      inFlight++;
+      arrivals.push(Date.now());
+      setTimeout(() => {
+        budget.observe(200);
+        inFlight--;
+      }, 10);
+    }
+  })();
+}
+
+/** A `MemoryJournal` that records every renewal it is sent. */
+function recordingJournal() {
+  const journal = new MemoryJournal();
+  const requests: BudgetRequest[] = [];
+  const takeBudget = journal.takeBudget.bind(journal);
+  vi.spyOn(journal, 'takeBudget').mockImplementation((request) => {
+    requests.push(request);
+    return takeBudget(request);
+  });
+  return { journal, requests };
 }
 
 /**
@@ -229,6 +276,36 @@ describe('allocateBudget (the journal side)', () => {
     }
     // Measured from the till's answer at 150: 1 040 ms by 1 190 (0.1 % short), more than the window of 1 020 ms.
     expect(journal.renew({ ...base, holder: 'till', keep: 0, want: 100 }, 1_190).grant.share).toBe(10);
+  });
+
+  it('tokens given back that their holder spent within the last window cool; the others are free at once', () => {
+    const journal = measuredRenewals();
+    journal.renew({ ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    expect(journal.state.holders.a?.share).toBe(20);
+    journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 100);
+    // a keeps 10 of its 20: 12 of its tokens were spent within the last window (10 kept, 2 more given back), the other
+    // 8 have been unused for a window by a's clock before it asked.
+    const given = journal.renew({ ...base, holder: 'a', keep: 10, want: 100, inUse: 12 }, 200);
+    expect(given.grant.share).toBe(10);
+    expect(journal.state.holders.a?.cooling).toBe(2);
+    expect(handedOut(journal.state)).toBe(12);
+    expect(journal.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 300).grant.share).toBe(8);
+    // The two that may have been spent are b's a measured window after a gave them back.
+    expect(journal.renew({ ...base, holder: 'b', keep: 8, want: 100 }, 1_000).grant.share).toBe(8);
+    expect(journal.renew({ ...base, holder: 'b', keep: 8, want: 100 }, 2_100).grant.share).toBe(10);
+    // Without `inUse` (a client of an earlier build), every token given back cools.
+    const other = measuredRenewals();
+    other.renew({ ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    other.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 100);
+    other.renew({ ...base, holder: 'a', keep: 10, want: 100 }, 200);
+    expect(other.state.holders.a?.cooling).toBe(10);
+    expect(other.renew({ ...base, holder: 'b', keep: 0, want: 100 }, 300).grant.share).toBe(0);
+    // Nor does a holder free more than it gave back by saying it spent less than it keeps.
+    const third = measuredRenewals();
+    third.renew({ ...base, holder: 'a', keep: 0, want: 100 }, 0);
+    third.renew({ ...base, holder: 'a', keep: 15, want: 15, inUse: 3 }, 100);
+    expect(handedOut(third.state)).toBe(15);
+    expect(budgetRequestProblem({ ...base, holder: 'a', keep: 0, want: 1, inUse: -1 })).toBe('inUse must be a number ≥ 0');
   });
 
   it('a renewal its holder gave up on, delivered after a later one, changes nothing', () => {
@@ -444,6 +521,85 @@ describe('KeyBudget (a process’s share)', () => {
     expect(lapsedMs).toBeGreaterThanOrEqual(1_400);
     expect(lapsedMs).toBeLessThan(2_000);
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  for (const holders of [2, 4])
+    it(`a worker joining ${holders - 1} busy on the key has its fair share within 3 s, every window within the limit`, async () => {
+      vi.useFakeTimers({ now: 0 });
+      const journal = new MemoryJournal();
+      const arrivals: number[] = [];
+      const stop = new AbortController();
+      const busy = Array.from({ length: holders - 1 }, () => new KeyBudget(journal, 'k', 20, 10_000, OFF));
+      const running = busy.map((budget) => backlog(budget, arrivals, stop.signal));
+      await vi.advanceTimersByTimeAsync(8_000);
+      const newcomer = new KeyBudget(journal, 'k', 20, 10_000, OFF);
+      running.push(backlog(newcomer, arrivals, stop.signal));
+      let fairAfter: number | undefined;
+      for (let at = 0; at < 10_000 && fairAfter === undefined; at += 10) {
+        // Its fair share (an equal part of 20), less the one token a holder from a fair share of 8 on does not chase.
+        if (newcomer.state.share >= Math.floor(20 / holders) - (holders === 2 ? 1 : 0)) fairAfter = at;
+        await vi.advanceTimersByTimeAsync(10);
+      }
+      // Before: its first requests waited for every other holder's steady renewal, its demand doubled from one token a
+      // renewal, and the tokens given back cooled a window measured from the next answer after them (never within 10 s
+      // with one other holder, 11 s with three).
+      expect(fairAfter).toBeLessThanOrEqual(3_000);
+      await vi.advanceTimersByTimeAsync(4_000);
+      stop.abort();
+      await vi.advanceTimersByTimeAsync(2_000);
+      await Promise.all(running);
+      expect(maxInAnyWindow(arrivals)).toBeLessThanOrEqual(20);
+    });
+
+  it('a holder told a lower fair share stops spending the excess at once, and gives it back once unused for a window', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, requests } = recordingJournal();
+    const arrivals: number[] = [];
+    const stop = new AbortController();
+    const first = new KeyBudget(journal, 'k', 20, 10_000, OFF);
+    const running = [backlog(first, arrivals, stop.signal)];
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(first.state.share).toBe(20);
+    const joinedAt = requests.length;
+    running.push(backlog(new KeyBudget(journal, 'k', 20, 10_000, OFF), arrivals, stop.signal));
+    const above: number[] = [];
+    for (let at = 0; at < 6_000; at += 5) {
+      // Spending above its fair share (20 while told 10) until its next renewal, as before, kept those tokens busy
+      // for a window more before they could even start cooling.
+      if (first.state.share > first.state.target) above.push(at);
+      await vi.advanceTimersByTimeAsync(5);
+    }
+    expect(above).toEqual([]);
+    // It gave the excess back having spent no more than it kept within the last window: none of it cooled.
+    const mine = requests.slice(joinedAt).filter((request) => request.holder === first.holder);
+    const givingBack = mine.filter((request, index) => request.keep < (index === 0 ? 20 : (mine[index - 1]?.keep as number)));
+    expect(givingBack.length).toBeGreaterThan(0);
+    for (const request of givingBack) expect(request.inUse).toBeLessThanOrEqual(request.keep);
+    expect(mine.at(-1)?.keep).toBe(10);
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await Promise.all(running);
+    expect(maxInAnyWindow(arrivals)).toBeLessThanOrEqual(20);
+  });
+
+  it('a worker whose requests waited asks for at least an equal part of the key once it knows the holders', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, requests } = recordingJournal();
+    const arrivals: number[] = [];
+    const stop = new AbortController();
+    const budgets = [0, 1, 2, 3].map(() => new KeyBudget(journal, 'k', 40, 10_000, OFF));
+    const running = budgets.map((budget) => backlog(budget, arrivals, stop.signal));
+    await vi.advanceTimersByTimeAsync(1_500);
+    // Each one's first renewal asks for the one check waiting; its second, with 4 holders known, for a quarter of 40
+    // at least (it doubled what it used before: 2 tokens).
+    for (const budget of budgets) {
+      const wants = requests.filter((request) => request.holder === budget.holder).map((request) => request.want);
+      expect(wants[0]).toBe(1);
+      expect(wants[1]).toBeGreaterThanOrEqual(10);
+    }
+    stop.abort();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await Promise.all(running);
   });
 
   it('three holders saturating a key of 2 per second each send, in turns (none waits for good)', async () => {

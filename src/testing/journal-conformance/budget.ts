@@ -50,6 +50,15 @@ export const BUDGET_CHECKS: ReadonlyArray<readonly [string, Check]> = [
       expectEqual((await take(budgetRequest(first, b, 0))).share, 0, 'tokens given back a moment ago (they may still be spent)');
       await delay(1_100);
       expectEqual((await take(budgetRequest(first, b, 0))).share > 0, true, 'tokens given back a window ago are granted again');
+      // Tokens their holder had not spent within the last window (`inUse`) are granted again at once.
+      const third = `conformance-${uuid()}`;
+      expectEqual((await take(budgetRequest(third, a, 0))).share, 12, 'a third key: its whole budget');
+      expectEqual(
+        (await take({ ...budgetRequest(third, a, 4), want: 4, inUse: 3 })).share,
+        4,
+        'its holder keeping 4, having spent 3 lately',
+      );
+      expectEqual((await take(budgetRequest(third, b, 0))).share, 8, 'tokens given back unspent for a window: granted again at once');
       let refused = false;
       await store.takeBudget({ ...budgetRequest(first, a, 0), limit: 0 }).catch(() => {
         refused = true;

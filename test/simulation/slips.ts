@@ -1,0 +1,214 @@
+/**
+ * The slips the deterministic simulation must catch (docs/reliability.md, "Slips it catches"), as data: each a
+ * plausible one-line mistake in the SDK's production code (`src/`), made by replacing `find` (which must occur exactly
+ * once in `file`) with `replace`. `npm run sim:slips` makes each slip in a copy of the project and sweeps seeds until
+ * one breaks an invariant; `slips.test.ts` checks that every slip still applies to today's sources, so a refactor
+ * that moves the code also moves this table.
+ *
+ * No vitest import (scripts/slips.ts reads it outside vitest).
+ */
+
+/** One row of the table. */
+export interface Slip {
+  /** A short name, for `npm run sim:slips -- --only <name>`. */
+  readonly name: string;
+  /** The row's words in docs/reliability.md's table. */
+  readonly row: string;
+  /** The production file the slip is made in, from the project's root. */
+  readonly file: string;
+  /** The exact text the slip replaces: it must occur exactly once in `file`. */
+  readonly find: string;
+  /** What the slip puts there: one line changed. */
+  readonly replace: string;
+  /** The first failing seed docs/reliability.md records for the memory store (a sweep's first pass goes past it). */
+  readonly seed: number;
+}
+
+export const SLIPS: readonly Slip[] = [
+  {
+    name: 'reference-case',
+    row: '`initiate` does not lower-case `referenceId` (`client.ts`)',
+    file: 'src/collections/client.ts',
+    find: 'const referenceId = (parsed.referenceId ?? newReferenceId()).toLowerCase();',
+    replace: 'const referenceId = parsed.referenceId ?? newReferenceId();',
+    seed: 3,
+  },
+  {
+    name: 'fingerprint-case',
+    row: 'the fingerprint does not lower-case the product id',
+    file: 'src/journal/fingerprint.ts',
+    find: '    payment.productId.toLowerCase(),',
+    replace: '    payment.productId,',
+    seed: 7,
+  },
+  {
+    name: 'send-window-short',
+    row: "the client's send window one attempt short (`sendWindowMs` less one `timeoutMs`)",
+    file: 'src/collections/create-collection.ts',
+    find: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs);',
+    replace: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs) - settings.timeoutMs;',
+    seed: 43,
+  },
+  {
+    name: 'deadline-ignored',
+    row: "the transport ignores an attempt's deadline (`limitMs = timeoutMs`)",
+    file: 'src/core/transport.ts',
+    find: 'const limitMs = settings.deadline === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, settings.deadline - monotonicNow());',
+    replace: 'const limitMs = settings.timeoutMs;',
+    seed: 34,
+  },
+  {
+    name: 'verdict-early',
+    row: 'a `not-sent` verdict 1 s early (`verdictBound`)',
+    file: 'src/journal/state-machine.ts',
+    find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
+    replace: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0) - 1000;',
+    seed: 1680,
+  },
+  {
+    name: 'grace-ignored',
+    row: 'the grace ignored (`verdictBound` waits the window alone)',
+    file: 'src/journal/state-machine.ts',
+    find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
+    replace: 'const waitMs = sendWindowOf(record);',
+    seed: 11,
+  },
+  {
+    name: 'not-sent-accepted',
+    row: '`initiate` answers "accepted" for a `not-sent` record',
+    file: 'src/collections/journaled-initiate.ts',
+    // The one line moved: `case 'not-sent':` among the states the service holds.
+    find: "    case 'failed':\n      return accepted(existing);\n    case 'rejected':\n    case 'not-sent':\n",
+    replace: "    case 'failed':\n    case 'not-sent':\n      return accepted(existing);\n    case 'rejected':\n",
+    seed: 4,
+  },
+  {
+    name: 'raw-error-after-unknown',
+    row: "a raw error instead of `UnknownOutcomeError` after an unknown outcome (`createOnce`'s last lookup not seeing it)",
+    file: 'src/core/idempotent-create.ts',
+    find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error);\n",
+    replace: "    if (seen.kind === 'excluded') throw error;\n    throw error;\n",
+    seed: 84,
+  },
+  {
+    name: 'completed-failed',
+    row: '`completed` read as failed',
+    file: 'src/collections/status-words.ts',
+    // One word in the wrong list.
+    find: "  successful: ['successful', 'success', 'completed'],\n  failed: ['failed', 'cancelled', 'canceled', 'expired', 'declined'],\n",
+    replace:
+      "  successful: ['successful', 'success'],\n  failed: ['failed', 'cancelled', 'canceled', 'expired', 'declined', 'completed'],\n",
+    seed: 5,
+  },
+  {
+    name: 'pending-not-rescheduled',
+    row: 'a worker that never checks a payment again (a pending answer not rescheduled)',
+    file: 'src/collections/settlement-worker.ts',
+    find: '        entry.fresh = false;\n        this.#next(entry, this.#pauseOf(entry));\n',
+    replace: '        entry.fresh = false;\n',
+    seed: 3,
+  },
+  {
+    name: 'recheck-skipped',
+    row: "a verdict without its second check (`settleNotFound`'s recheck skipped)",
+    file: 'src/journal/state-machine.ts',
+    find: 'const seen = await recheck();',
+    replace: "const seen = 'not-found' as 'not-found' | Awaited<ReturnType<RecheckStatus>>; void recheck;",
+    seed: 270,
+  },
+  {
+    name: 'takeover-grace-0',
+    row: '`initiate` taking a record over with grace 0',
+    file: 'src/collections/journaled-initiate.ts',
+    find: '    referenceId,\n    NOT_FOUND_GRACE_MS,\n',
+    replace: '    referenceId,\n    0,\n',
+    seed: 134,
+  },
+  {
+    name: 'not-sent-after-one-attempt',
+    row: '`not-sent` after one attempt whose outcome was unknown',
+    file: 'src/collections/journaled-initiate.ts',
+    find: "if (error instanceof UnknownOutcomeError) return { kind: 'create-unknown', error: cause };",
+    replace:
+      "if (error instanceof UnknownOutcomeError) return { kind: attempts > 1 ? 'create-unknown' : 'create-not-sent', error: cause };",
+    seed: 5,
+  },
+  {
+    name: 'resend-overtaken',
+    row: 'a resend after being overtaken (the failed write before a resend ignored)',
+    file: 'src/collections/journaled-initiate.ts',
+    find: 'if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
+    replace: 'if (touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
+    seed: 16,
+  },
+  {
+    name: 'bare-404-evidence',
+    row: 'a bare 404 taken as evidence (`NotFoundEvidence.judge` accepts every 404)',
+    file: 'src/collections/not-found-evidence.ts',
+    find: '  async judge(error: NotFoundError): Promise<void> {\n',
+    replace: '  async judge(error: NotFoundError): Promise<void> {\n    if (error.status === 404) return;\n',
+    seed: 13,
+  },
+  {
+    name: 'watch-ignored',
+    row: "the monotonic watch ignored (the journal's clock alone)",
+    file: 'src/journal/state-machine.ts',
+    find: 'if (journalNow >= byJournal && watchedMs >= waitMs) return',
+    replace: 'if (journalNow >= byJournal) return',
+    seed: 17,
+  },
+  {
+    name: 'missing-window-zero',
+    row: 'a missing window read as 0 (`sendWindowOf`)',
+    file: 'src/journal/journal.ts',
+    find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
+    replace: "return typeof window === 'number' && window >= 0 ? window : 0;",
+    seed: 70,
+  },
+  {
+    name: 'deadline-from-ack',
+    row: "an attempt's deadline counted from the write's acknowledgement (the rule before issue 27's fix)",
+    file: 'src/collections/journaled-initiate.ts',
+    find: 'return issuedAt + call.attemptTimeoutMs;',
+    replace: 'return monotonicNow() + call.attemptTimeoutMs;',
+    seed: 5,
+  },
+  {
+    name: 'contradiction-told-once',
+    row: 'a contradiction told only to the reader that marked it (`throwIfContradicted` silent once the record is marked)',
+    file: 'src/collections/journal-binding.ts',
+    find: '  if (advanced.contradiction === undefined) return;',
+    replace: '  if (advanced.contradiction === undefined || !advanced.applied) return;',
+    seed: 98,
+  },
+  {
+    name: 'contradiction-unmarked',
+    row: "a contradiction never marked on the record (the state machine's mark dropped)",
+    file: 'src/journal/state-machine.ts',
+    find: "  return { kind: 'contradiction', change: marked ? undefined : markContradiction(record, answer, by), statusText: answer.statusText };",
+    replace: "  return { kind: 'contradiction', change: undefined, statusText: answer.statusText };",
+    seed: 45,
+  },
+];
+
+/** Thrown when a slip's text is not in its file exactly once. */
+export class SlipMovedError extends Error {
+  constructor(slip: Slip, occurrences: number) {
+    super(
+      `the slip no longer applies: the code moved (slip "${slip.name}": its text occurs ${occurrences} times in ${slip.file}, not once)`,
+    );
+    this.name = 'SlipMovedError';
+  }
+}
+
+/** How many times `find` occurs in `text` (non-overlapping). */
+function occurrences(text: string, find: string): number {
+  return find === '' ? 0 : text.split(find).length - 1;
+}
+
+/** `source` (the text of `slip.file`) with the slip made. @throws {@link SlipMovedError} unless its text occurs exactly once. */
+export function applySlip(source: string, slip: Slip): string {
+  const count = occurrences(source, slip.find);
+  if (count !== 1) throw new SlipMovedError(slip, count);
+  return source.replace(slip.find, () => slip.replace);
+}
