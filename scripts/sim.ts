@@ -1,5 +1,5 @@
 /**
- * `npm run sim -- --seeds N [--from S] [--journal sqlite] [--probes]`: a long sweep of the deterministic simulation (test/simulation) on every
+ * `npm run sim -- --seeds N [--from S] [--journal sqlite|postgres] [--probes]`: a long sweep of the deterministic simulation (test/simulation) on every
  * core, one worker thread per core, each running its share of the seeds. Prints seeds and steps per second, the
  * rare paths never reached, and for the first failing seed its world, a shrunk trace and the replay command.
  * Exits 1 when a seed breaks an invariant.
@@ -20,7 +20,7 @@ if (isMainThread) {
     return at === -1 ? fallback : Number(args[at + 1]);
   };
   const seeds = option('--seeds', 10_000);
-  // The SQLite variant: every worker thread (its environment is a copy of this one) runs the worlds on SqliteJournal.
+  // A variant's store (sqlite, postgres): every worker thread (its environment is a copy of this one) runs the worlds on it.
   if (args.includes('--journal')) process.env.SIM_JOURNAL = args[args.indexOf('--journal') + 1];
   const first = option('--from', 1);
   const threads = Math.min(availableParallelism(), seeds);

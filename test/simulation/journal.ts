@@ -1,7 +1,8 @@
 /**
  * The journal as each simulated process sees it: one real store, `MemoryJournal` or (the SQLite variant,
- * `SIM_JOURNAL=sqlite`) a `SqliteJournal` on a private in-memory database, whose clock is the journal's own
- * simulated clock (it may be offset and jump), reached through a per-process wrapper in which every call
+ * `SIM_JOURNAL=sqlite`) a `SqliteJournal` on a private in-memory database, or (the PostgreSQL variant,
+ * `SIM_JOURNAL=postgres`) a model of `PostgresJournal` under READ COMMITTED (postgres-model.ts), whose clock is the
+ * journal's own simulated clock (it may be offset and jump), reached through a per-process wrapper in which every call
  * takes simulated time (it is applied after a latency and acknowledged after another, each an operation of the
  * scheduler), may fail with `JournalError` before it is applied, or be applied and then lose its acknowledgement.
  *
@@ -12,12 +13,16 @@ import type { BudgetGrant, BudgetRequest } from '../../src/journal/budget.js';
 import {
   DEFAULT_NOT_FOUND_GRACE_MS,
   isOpenPaymentState,
+  type PaymentChange,
   type PaymentJournal,
   type PaymentRecord,
+  type PaymentTransition,
   sendWindowOf,
 } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
 import { SqliteJournal } from '../../src/sqlite/index.js';
+import { seededRandom } from '../helpers/seeded-random.js';
+import { PostgresModel } from './postgres-model.js';
 import type { Proc, Scheduler } from './scheduler.js';
 
 export interface JournalFaults {
@@ -32,10 +37,16 @@ export interface JournalFaults {
   maxBudgetStallMs?: number;
 }
 
+/** The PostgreSQL variant: the longest a write holds its row locks on a healthy server (its run and commit). */
+const HEALTHY_HOLD_MS = 3;
+
 export const RELIABLE_JOURNAL: JournalFaults = { maxLatencyMs: 0, failBefore: 0, lostAck: 0 };
 
-/** Which real store a run's journal is: the SQLite variant runs the same world on `SqliteJournal`. */
-export type SimStore = 'memory' | 'sqlite';
+/**
+ * Which store a run's journal is: the SQLite variant runs the same world on `SqliteJournal`, the PostgreSQL variant
+ * on the model of `PostgresJournal` under READ COMMITTED (postgres-model.ts).
+ */
+export type SimStore = 'memory' | 'sqlite' | 'postgres';
 
 /** The one store of a run, with its clock. */
 export class SimJournal {
@@ -46,10 +57,12 @@ export class SimJournal {
   faults: JournalFaults;
   readonly #sim: Scheduler;
   readonly #random: () => number;
+  /** The PostgreSQL variant's statements (`store` is then its committed rows). */
+  readonly #postgres: PostgresModel | undefined;
   readonly hits = new Map<string, number>();
   /**
-   * True time of each process's last write that let an attempt leave (`initiating`), by process and reference: the
-   * service's physics bounds a push's effect by it (service.ts).
+   * True time of each process's last write that let an attempt leave (`initiating`), by process and reference (the
+   * time its stamp stands for, see `lastWrite`): the service's physics bounds a push's effect by it (service.ts).
    */
   readonly sendingWrites = new Map<string, number>();
   /**
@@ -71,7 +84,11 @@ export class SimJournal {
   readonly sendingIssues = new Map<string, number>();
   /** References whose record is open (kept as writes land, so the runner can tell when all are final without a read). */
   readonly open = new Set<string>();
-  /** The last applied write of each reference: its version, true time, process and state. */
+  /**
+   * The last applied write of each reference: its version, process and state, and the true time its stamp
+   * (`updatedAt`) stands for: the moment it was applied, or on PostgreSQL its statement's start (`now()`), which may
+   * come before a wait for the row's lock and so before the write commits.
+   */
   readonly lastWrite = new Map<string, { version: number; at: number; proc: Proc; state: string }>();
   /** The shortest grace a reader of this world gives a 404 (the verdict bound, see `#judgeVerdict`). */
   minGraceMs = 10_000;
@@ -94,7 +111,18 @@ export class SimJournal {
     this.faults = faults;
     this.kind = kind;
     const now = () => sim.now + this.offset;
-    this.store = kind === 'sqlite' ? new SqliteJournal(':memory:', { now }) : new MemoryJournal({ now });
+    if (kind === 'postgres') {
+      // Its own stream of draws (lock holds, round trips between a method's statements): the journal's stream keeps
+      // the draws it makes on the other stores.
+      const own = seededRandom(Math.floor(random() * 2 ** 32));
+      const latency = () => Math.floor(own() * (this.faults.maxLatencyMs + 1));
+      // A write holds its row locks while it runs and its commit is flushed: a few milliseconds on a healthy server,
+      // up to half the journal's latency on a slow one (the same fault: a busy database), so none once faults stop.
+      const slowCommits = own() / 2;
+      const maxHoldMs = () => HEALTHY_HOLD_MS + Math.floor(slowCommits * this.faults.maxLatencyMs);
+      this.#postgres = new PostgresModel(sim, own, now, () => latency() + latency(), maxHoldMs, this.hits);
+      this.store = this.#postgres.rows;
+    } else this.store = kind === 'sqlite' ? new SqliteJournal(':memory:', { now }) : new MemoryJournal({ now });
   }
 
   /**
@@ -102,6 +130,14 @@ export class SimJournal {
    * takeover (another process's, or a later call's, write of `initiating` over an open record) lands only once the
    * window of the record it judged and the decider's grace have passed since that record's write. Clocks drift by
    * up to 0.01 % (the processes' watches), so the bound is shortened by 0.02 %.
+   *
+   * "Since that record's write" is since the true time its stamp stands for (`lastWrite`): on PostgreSQL the
+   * statement's start, not its commit. The SDK promises the window from `updatedAt` (its attempts' deadlines count
+   * from a clock reading before the write is issued, so before the statement starts), and the service's physics
+   * bounds a push's effect by the same moment (`sendingWrites`). Measured from the commit, the bound would flag a
+   * verdict the window honestly allows (a decider trusting `updatedAt` after the write waited for a lock: every push
+   * of it is over by then); measured from the issue it would miss one a lock wait made early. The verdict itself
+   * lands when it commits (now).
    */
   #judgeVerdict(proc: Proc, before: PaymentRecord | undefined, change: { state: string; error?: unknown; by: string }): void {
     if (before === undefined || !isOpenPaymentState(before.state) || before.state === 'pending') return;
@@ -141,9 +177,45 @@ export class SimJournal {
     }
   }
 
-  #wrote(proc: Proc, record: PaymentRecord | undefined): void {
+  /** A write landed; `at` is the true time its stamp stands for (see `lastWrite`). */
+  #wrote(proc: Proc, record: PaymentRecord | undefined, at = this.#sim.now): void {
     if (record === undefined) return;
-    this.lastWrite.set(record.referenceId, { version: record.version, at: this.#sim.now, proc, state: record.state });
+    this.lastWrite.set(record.referenceId, { version: record.version, at, proc, state: record.state });
+  }
+
+  /** The bookkeeping of an insert that landed (`at` as in {@link SimJournal.lastWrite}). */
+  #inserted(proc: Proc, referenceId: string, inserted: PaymentRecord | undefined, issuedAt: number, at: number): void {
+    this.#note(inserted);
+    this.#wrote(proc, inserted, at);
+    if (inserted !== undefined && inserted.state === 'initiating') {
+      if (this.callsWriting.has(`${proc.id}:${referenceId}`)) this.callsWriting.set(`${proc.id}:${referenceId}`, true);
+      this.sendingWrites.set(`${proc.id}:${referenceId}`, at);
+      this.sendingIssues.set(`${proc.id}:${referenceId}`, issuedAt);
+      this.onSendingWrite(proc, inserted);
+    }
+  }
+
+  /** The bookkeeping of a transition, as it lands (`before`: the record it found; `at` as in {@link SimJournal.lastWrite}). */
+  #transitioned(
+    proc: Proc,
+    referenceId: string,
+    change: PaymentChange,
+    before: PaymentRecord | undefined,
+    result: PaymentTransition,
+    issuedAt: number,
+    at: number,
+  ): void {
+    if (result.applied) {
+      this.#judgeVerdict(proc, before, change);
+      this.#note(result.record);
+      this.#wrote(proc, result.record, at);
+    }
+    if (result.applied && change.state === 'initiating') {
+      if (this.callsWriting.has(`${proc.id}:${referenceId}`)) this.callsWriting.set(`${proc.id}:${referenceId}`, true);
+      this.sendingWrites.set(`${proc.id}:${referenceId}`, at);
+      this.sendingIssues.set(`${proc.id}:${referenceId}`, issuedAt);
+      if (result.record !== undefined) this.onSendingWrite(proc, result.record);
+    } else if (!result.applied) this.hits.set('compare-and-set lost', (this.hits.get('compare-and-set lost') ?? 0) + 1);
   }
 
   #note(record: PaymentRecord | undefined): void {
@@ -163,7 +235,18 @@ export class SimJournal {
   async closeByHand(referenceId: string, operator: Proc): Promise<void> {
     const current = await this.store.get(referenceId);
     if (current === undefined || (current.state !== 'initiating' && current.state !== 'unknown')) return;
-    const result = await this.store.transition(referenceId, current.version, { state: 'not-sent', by: 'operator' });
+    const change: PaymentChange = { state: 'not-sent', by: 'operator' };
+    if (this.#postgres !== undefined) {
+      // The operator's UPDATE is a statement like any other: it may wait for the row's lock.
+      await this.#postgres.transition(operator, referenceId, current.version, change, (_before, result, started) => {
+        if (!result.applied) return;
+        this.#hit('record closed by hand');
+        this.#note(result.record);
+        this.#wrote(operator, result.record, started.at);
+      });
+      return;
+    }
+    const result = await this.store.transition(referenceId, current.version, change);
     if (!result.applied) return;
     this.#hit('record closed by hand');
     this.#note(result.record);
@@ -207,6 +290,7 @@ export class SimJournal {
       });
     };
     const store = this.store;
+    const postgres = this.#postgres;
     const sim = this.#sim;
     const short = (referenceId: string) => referenceId.slice(0, 8);
     return {
@@ -215,16 +299,12 @@ export class SimJournal {
           `insert ${short(record.referenceId)}`,
           true,
           async (issuedAt) => {
+            if (postgres !== undefined)
+              return postgres.insert(record, (inserted, started) =>
+                this.#inserted(proc, record.referenceId, inserted, issuedAt, started.at),
+              );
             const inserted = await store.insert(record);
-            this.#note(inserted);
-            this.#wrote(proc, inserted);
-            if (inserted !== undefined && inserted.state === 'initiating') {
-              if (this.callsWriting.has(`${proc.id}:${record.referenceId}`))
-                this.callsWriting.set(`${proc.id}:${record.referenceId}`, true);
-              this.sendingWrites.set(`${proc.id}:${record.referenceId}`, sim.now);
-              this.sendingIssues.set(`${proc.id}:${record.referenceId}`, issuedAt);
-              this.onSendingWrite(proc, inserted);
-            }
+            this.#inserted(proc, record.referenceId, inserted, issuedAt, sim.now);
             return inserted;
           },
           () => this.sendingAcks.set(`${proc.id}:${record.referenceId}`, sim.now),
@@ -234,19 +314,13 @@ export class SimJournal {
           `transition ${short(referenceId)} v${version} → ${change.state}`,
           true,
           async (issuedAt) => {
+            if (postgres !== undefined)
+              return postgres.transition(proc, referenceId, version, change, (before, result, started) =>
+                this.#transitioned(proc, referenceId, change, before, result, issuedAt, started.at),
+              );
             const before = await store.get(referenceId);
             const result = await store.transition(referenceId, version, change);
-            if (result.applied) {
-              this.#judgeVerdict(proc, before, change);
-              this.#note(result.record);
-              this.#wrote(proc, result.record);
-            }
-            if (result.applied && change.state === 'initiating') {
-              if (this.callsWriting.has(`${proc.id}:${referenceId}`)) this.callsWriting.set(`${proc.id}:${referenceId}`, true);
-              this.sendingWrites.set(`${proc.id}:${referenceId}`, sim.now);
-              this.sendingIssues.set(`${proc.id}:${referenceId}`, issuedAt);
-              if (result.record !== undefined) this.onSendingWrite(proc, result.record);
-            } else if (!result.applied) this.hits.set('compare-and-set lost', (this.hits.get('compare-and-set lost') ?? 0) + 1);
+            this.#transitioned(proc, referenceId, change, before, result, issuedAt, sim.now);
             return result;
           },
           () => {
@@ -257,9 +331,11 @@ export class SimJournal {
       get: (referenceId) => call(`get ${short(referenceId)}`, false, () => store.get(referenceId)),
       list: (filter) => call('list', false, () => store.list(filter)),
       history: (referenceId) => call(`history ${short(referenceId)}`, false, () => store.history(referenceId)),
-      lease: (request) => call('lease', true, () => store.lease(request)),
-      renew: (owner, ids, leaseMs) => call('renew', true, () => store.renew(owner, ids, leaseMs)),
-      release: (owner, ids) => call('release', true, () => store.release(owner, ids)),
+      // Reads (`now`, `get`, `list`, `history`) need nothing of their own on PostgreSQL: each runs when its statement
+      // starts and sees what was committed then (its answer comes back a latency later).
+      lease: (request) => call('lease', true, () => (postgres ?? store).lease(request)),
+      renew: (owner, ids, leaseMs) => call('renew', true, () => (postgres ?? store).renew(owner, ids, leaseMs)),
+      release: (owner, ids) => call('release', true, () => (postgres ?? store).release(owner, ids)),
       // The key's shared budget (a write: a renewal applied whose acknowledgement is lost leaves the holder with less
       // than the journal counts, never more). Slow or failing sometimes: the holder's share lapses locally meanwhile.
       takeBudget: (request) => {
@@ -276,7 +352,7 @@ export class SimJournal {
               throw new JournalError('Payment journal: takeBudget failed (simulated)', undefined, undefined);
             }
             if (stall > 0) this.#hit('takeBudget slow');
-            const grant = await store.takeBudget(request);
+            const grant = await (postgres === undefined ? store.takeBudget(request) : postgres.takeBudget(proc, request));
             this.onGrant(proc, request, grant);
             return grant;
           },
