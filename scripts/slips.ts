@@ -1,5 +1,5 @@
 /**
- * `npm run sim:slips [-- --only <name>[,<name>…]] [--seeds N] [--journal sqlite] [--threads T] [--explain]`: makes
+ * `npm run sim:slips [-- --only <name>[,<name>…]] [--seeds N] [--journal sqlite|postgres] [--threads T] [--explain]`: makes
  * each slip of the simulation's slip table (test/simulation/slips.ts) in a copy of the project and sweeps the
  * deterministic simulation's seeds from 1 until one breaks an invariant; prints each slip's first failing seed and
  * its first violation. The working tree is never modified: each slip lives only in its copy (the system's temporary
@@ -50,7 +50,8 @@ async function main(): Promise<void> {
   if (!(Number.isInteger(seeds) && seeds > 0) || !(Number.isInteger(threads) && threads > 0)) {
     throw new Error('--seeds and --threads take a positive whole number');
   }
-  if (journal !== 'memory' && journal !== 'sqlite') throw new Error(`--journal is memory or sqlite, not ${journal}`);
+  if (journal !== 'memory' && journal !== 'sqlite' && journal !== 'postgres')
+    throw new Error(`--journal is memory, sqlite or postgres, not ${journal}`);
   const unknown = only?.filter((name) => !SLIPS.some((slip) => slip.name === name)) ?? [];
   if (unknown.length > 0) throw new Error(`no slip named ${unknown.join(', ')} (${SLIPS.map((slip) => slip.name).join(', ')})`);
   const chosen = only === undefined ? SLIPS : SLIPS.filter((slip) => only.includes(slip.name));

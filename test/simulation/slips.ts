@@ -47,7 +47,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/create-collection.ts',
     find: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs);',
     replace: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs) - settings.timeoutMs;',
-    seed: 43,
+    seed: 15,
   },
   {
     name: 'deadline-ignored',
@@ -63,7 +63,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
     replace: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0) - 1000;',
-    seed: 1680,
+    seed: 81,
   },
   {
     name: 'grace-ignored',
@@ -80,7 +80,7 @@ export const SLIPS: readonly Slip[] = [
     // The one line moved: `case 'not-sent':` among the states the service holds.
     find: "    case 'failed':\n      return accepted(existing);\n    case 'rejected':\n    case 'not-sent':\n",
     replace: "    case 'failed':\n    case 'not-sent':\n      return accepted(existing);\n    case 'rejected':\n",
-    seed: 4,
+    seed: 3,
   },
   {
     name: 'raw-error-after-unknown',
@@ -88,7 +88,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/core/idempotent-create.ts',
     find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error);\n",
     replace: "    if (seen.kind === 'excluded') throw error;\n    throw error;\n",
-    seed: 84,
+    seed: 35,
   },
   {
     name: 'completed-failed',
@@ -114,7 +114,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const seen = await recheck();',
     replace: "const seen = 'not-found' as 'not-found' | Awaited<ReturnType<RecheckStatus>>; void recheck;",
-    seed: 270,
+    seed: 846,
   },
   {
     name: 'takeover-grace-0',
@@ -122,7 +122,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journaled-initiate.ts',
     find: '    referenceId,\n    NOT_FOUND_GRACE_MS,\n',
     replace: '    referenceId,\n    0,\n',
-    seed: 134,
+    seed: 296,
   },
   {
     name: 'not-sent-after-one-attempt',
@@ -139,7 +139,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journaled-initiate.ts',
     find: 'if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
     replace: 'if (touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
-    seed: 16,
+    seed: 31,
   },
   {
     name: 'bare-404-evidence',
@@ -147,7 +147,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/not-found-evidence.ts',
     find: '  async judge(error: NotFoundError): Promise<void> {\n',
     replace: '  async judge(error: NotFoundError): Promise<void> {\n    if (error.status === 404) return;\n',
-    seed: 13,
+    seed: 20,
   },
   {
     name: 'watch-ignored',
@@ -163,7 +163,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window : 0;",
-    seed: 70,
+    seed: 91,
   },
   {
     name: 'deadline-from-ack',
@@ -179,7 +179,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journal-binding.ts',
     find: '  if (advanced.contradiction === undefined) return;',
     replace: '  if (advanced.contradiction === undefined || !advanced.applied) return;',
-    seed: 98,
+    seed: 80,
   },
   {
     name: 'contradiction-unmarked',
@@ -187,7 +187,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: "  return { kind: 'contradiction', change: marked ? undefined : markContradiction(record, answer, by), statusText: answer.statusText };",
     replace: "  return { kind: 'contradiction', change: undefined, statusText: answer.statusText };",
-    seed: 45,
+    seed: 38,
   },
 ];
 
