@@ -257,6 +257,15 @@ export async function run(_sdk: BenchSdk): Promise<void> {
       const late = rateBetween(accepted, readyAt + 60_000, readyAt + runMs - 1_000) / 15;
       const refused = arrivals.filter((arrival) => arrival.status === 429).length / arrivals.length;
       const firstMinute = rateBetween(accepted, readyAt, readyAt + 60_000) / 15;
+      if (process.env.BENCH_BUDGET_TRACE === '1') {
+        // When the 429s came, by 10 s from the start: the first overshoot, or steady probing past the limit.
+        const buckets = new Map<number, number>();
+        for (const arrival of arrivals.filter((each) => each.status === 429)) {
+          const bucket = Math.floor((arrival.at - readyAt) / 10_000) * 10;
+          buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
+        }
+        console.log(`429s by 10 s from the start: ${[...buckets].map(([at, count]) => `${at} s: ${count}`).join(', ') || 'none'}`);
+      }
       printTable(
         "(fb3) 'adaptive': two workers + the till, the service limiting the key to 15/s (never told)",
         ['used in the first minute', 'used from 60 s on (≥ 80 %)', 'answered 429 (< 2 %)', 'requests'],
