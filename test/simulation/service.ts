@@ -248,7 +248,10 @@ export class Service {
           // share's lease: the token was taken in time and the request handed to fetch in time; it leaves only now
           // (seed 3446: a request waiting 13 s in the connection pool, its process paused 9 s meanwhile, so no
           // renewal kept the share). The documented limit of the budget (docs/assumptions.md).
-          const stalled = (sim.busy(caller.proc) || delayed) && this.pastLease(caller.proc);
+          // Judged before `onPushLeft`, which may kill the process and with it the due work that made it busy (seed
+          // 10047: the overdue deadline's timer, dropped by the crash, made a stalled loop's push read as a late one).
+          const busy = sim.busy(caller.proc);
+          const stalled = (busy || delayed) && this.pastLease(caller.proc);
           if (pushed !== undefined) {
             const key = `${caller.proc.id}:${pushed}`;
             this.departures.set(key, [...(this.departures.get(key) ?? []), sim.now]);
@@ -258,7 +261,7 @@ export class Service {
           // A process whose due work waits (the scheduler let time move on while it was busy: its deadline's timer
           // may be among that work) is a stalled event loop the attempt's deadline cannot reach in time.
           const late = since !== undefined && sim.now > since + caller.sendWindowMs * (1 + 2e-4);
-          if (late && sim.busy(caller.proc)) this.#hit('push left late from a busy process');
+          if (late && busy) this.#hit('push left late from a busy process');
           else if (late && since !== undefined)
             this.violations.push(
               `LATE-PUSH: ${id} left ${Math.round(sim.now - since)} ms after it issued the write that let it leave (window ${caller.sendWindowMs} ms)`,
