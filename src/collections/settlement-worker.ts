@@ -413,8 +413,11 @@ class Worker implements SettlementWorker {
     if (record.state === 'initiating' || record.state === 'unknown') this.#context.watch.watched(record);
     // Leased again while a check from before the lease was lost is still in flight: due when that check ends.
     if (this.#checking.has(record.referenceId)) return;
-    // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now.
-    this.#schedule(entry, Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now());
+    // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now. `createdAt` is
+    // the journal's clock and `Date.now()` this machine's: the quiet start is never longer than itself, so a clock
+    // behind the journal's cannot hold a new payment's first check back by the skew (seed 18900: 270 s).
+    const quietMs = Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now();
+    this.#schedule(entry, Math.min(this.#plan.initialDelayMs, quietMs));
   }
 
   /** Renews every lease held. Called only with leases held, so it always awaits first. */

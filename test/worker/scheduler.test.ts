@@ -164,6 +164,19 @@ describe('settlement worker scheduler', () => {
     expect((await world.journal.lease({ owner: 'next', leaseMs: 1_000, limit: 100 })).length).toBe(40);
   });
 
+  it('never holds a new payment back longer than initialDelayMs when the journal clock runs ahead of this machine', async () => {
+    // createdAt is the journal's clock: 5 minutes ahead of this machine's, a quiet start counted from it by this
+    // machine's clock lasted 5 minutes too (seed 18900 of the simulation: 270 s, past the liveness bound).
+    const world = setup((id) => paid(id));
+    const started = Date.now();
+    const [id] = await world.open(1, 'pending', new Date(started + 5 * 60_000).toISOString());
+    world.start({ initialDelayMs: 5_000, intervalMs: 1_000, maxIntervalMs: 2_000 });
+    await vi.advanceTimersByTimeAsync(7_000);
+    expect(world.checks.map((check) => check.referenceId)).toEqual([id]);
+    expect((world.checks[0] as { at: number }).at - started).toBeLessThanOrEqual(5_000 * 1.1 + 1_001);
+    expect((await world.journal.get(id as string))?.state).toBe('successful');
+  });
+
   it('follows the poll schedule: first check initialDelayMs after creation, then growing pauses', async () => {
     const world = setup((id, call) => (call === 5 ? paid(id) : pending(id)));
     const created = Date.now();
