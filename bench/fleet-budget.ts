@@ -15,7 +15,8 @@
  *   the share of requests answered 429 (goal < 2 %).
  *
  * `npm run bench -- fleet-budget`. `BENCH_BUDGET_PARTS=fb1,fb3` runs only those parts, `BENCH_BUDGET_FLEETS=4` only
- * that fleet size of fb1; `BENCH_BUDGET_LIMIT` (default 40); `BENCH_BUDGET_TRACE=1` prints arrivals per second.
+ * that fleet size of fb1; `BENCH_BUDGET_LIMIT` (default 40); `BENCH_BUDGET_TRACE=1` prints arrivals per second and
+ * every grant (fb3: the first 20 s, 429s included).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,7 +57,6 @@ const builtPackage: Plugin = {
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Arrivals per second between two times. */
 /** With BENCH_BUDGET_TRACE=1: arrivals per second by sender from `from`, one line per second. */
 function trace(label: string, arrivals: readonly Arrival[], from: number): void {
   if (process.env.BENCH_BUDGET_TRACE !== '1') return;
@@ -73,6 +73,18 @@ function trace(label: string, arrivals: readonly Arrival[], from: number): void 
   }
 }
 
+/** With BENCH_BUDGET_TRACE=1: every grant of each process (s from `readyAt`), up to `until`. */
+function traceGrants(fleet: readonly Sender[], till: Sender, readyAt: number, until = Number.POSITIVE_INFINITY): void {
+  if (process.env.BENCH_BUDGET_TRACE !== '1') return;
+  for (const [name, sender] of [...fleet.map((worker, index) => [`worker-${index + 1}`, worker] as const), ['till', till] as const]) {
+    const grants = sender.grants.filter((entry) => entry.at < until);
+    console.log(
+      `  ${name}'s grants (s from ready): ${grants.map((entry) => `${((entry.at - readyAt) / 1_000).toFixed(2)} ${entry.grant}`).join('; ')}`,
+    );
+  }
+}
+
+/** Arrivals per second between two times. */
 function rateBetween(arrivals: readonly Arrival[], from: number, to: number): number {
   return (arrivals.filter((arrival) => arrival.at >= from && arrival.at < to).length * 1_000) / (to - from);
 }
@@ -169,11 +181,7 @@ export async function run(_sdk: BenchSdk): Promise<void> {
         console.log(
           `  till's create waits (s from ready: ms): ${till.createWaits.map((wait) => `${((wait.at - readyAt) / 1_000).toFixed(2)}: ${wait.ms}`).join(', ')}`,
         );
-      if (process.env.BENCH_BUDGET_TRACE === '1')
-        for (const [name, sender] of [...fleet.map((worker, index) => [`worker-${index + 1}`, worker] as const), ['till', till] as const])
-          console.log(
-            `  ${name}'s grants (s from ready): ${sender.grants.map((entry) => `${((entry.at - readyAt) / 1_000).toFixed(2)} ${entry.grant}`).join('; ')}`,
-          );
+      traceGrants(fleet, till, readyAt);
       const partStatements = reports.reduce((sum, report) => sum + (report?.statements ?? 0), 0);
       // The hot path: statements and requests in the same window as `used` (start-up and the shares' growth excluded).
       const steadyFrom = readyAt + SETTLE_MS;
@@ -265,6 +273,13 @@ export async function run(_sdk: BenchSdk): Promise<void> {
           buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
         }
         console.log(`429s by 10 s from the start: ${[...buckets].map(([at, count]) => `${at} s: ${count}`).join(', ') || 'none'}`);
+        // The first overshoot up close: arrivals and 429s per second, and every grant, over the first 20 s.
+        for (let second = 0; second < 20; second++) {
+          const within = arrivals.filter((each) => each.at >= readyAt + second * 1_000 && each.at < readyAt + (second + 1) * 1_000);
+          const refusedThen = within.filter((each) => each.status === 429).length;
+          console.log(`  ${String(second).padStart(2)} s  ${String(within.length).padStart(3)} arrived, ${refusedThen} answered 429`);
+        }
+        traceGrants(fleet, till, readyAt, readyAt + 20_000);
       }
       printTable(
         "(fb3) 'adaptive': two workers + the till, the service limiting the key to 15/s (never told)",

@@ -12,6 +12,7 @@
 import { TimeoutError } from '../core/errors.js';
 import type { LevelLogger } from '../core/logger.js';
 import { monotonicNow } from '../core/monotonic.js';
+import { boundedWait } from '../core/wait.js';
 import type { BudgetGrant } from '../journal/budget.js';
 import type { PaymentJournal } from '../journal/journal.js';
 
@@ -352,8 +353,11 @@ export class KeyBudget {
     const grantedFor = this.#leaseMs - RENEW_MS;
     let grant: BudgetGrant;
     try {
-      grant = await answeredWithin(
-        grantedFor,
+      // A renewal the database never answers (a connection that died without a reset) would otherwise hold every
+      // later renewal back for good, and with them every request of the key in this process. By then the share it
+      // renews has lapsed here anyway; a late answer is dropped (the journal counts what it granted until the lease
+      // ends: fewer requests, never more). The timer keeps no process alive by itself.
+      grant = await boundedWait(
         this.#journal.takeBudget({
           key: this.#key,
           holder: this.holder,
@@ -369,6 +373,10 @@ export class KeyBudget {
           ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
           ...report,
         }),
+        undefined,
+        grantedFor,
+        () => new Error(`the journal did not answer a renewal within ${grantedFor} ms`),
+        false,
       );
     } catch (error) {
       // Not counted by the journal as reported: the next renewal tells it again.
@@ -435,21 +443,4 @@ export class KeyBudget {
     for (const at of this.#spent) if (at + SHARED_WINDOW_MS > now) count++;
     return count;
   }
-}
-
-/**
- * The journal's answer, or a failure once `limitMs` passed without one. A renewal the database never answers (a
- * connection that died without a reset) would otherwise hold every later renewal back for good, and with them every
- * request of the key in this process. By then the share it renews has lapsed here anyway; a late answer is dropped
- * (the journal counts what it granted until the lease ends: fewer requests, never more).
- */
-function answeredWithin<T>(limitMs: number, answer: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the journal did not answer a renewal within ${limitMs} ms`)), limitMs);
-    const handle = timer as { unref?: () => void };
-    if (typeof handle.unref === 'function') handle.unref();
-  });
-  answer.catch(() => undefined);
-  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }

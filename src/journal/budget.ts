@@ -157,6 +157,10 @@ export interface BudgetState {
   rate: number;
   /** The rate the last 429s came at (`'adaptive'`); absent until the first. */
   ceiling?: number;
+  /** The learnt rate before its last raise in the slow start (`'adaptive'`): it bound two windows without a 429. */
+  raisedFrom?: number;
+  /** Since when (epoch ms) the learnt rate has bound: every token but the tills' reserve handed out (`'adaptive'`). */
+  bindingSince?: number;
   /** When the learnt rate last rose (epoch ms). */
   raisedAt: number;
   /** When the learnt rate was last cut (epoch ms). */
@@ -417,27 +421,54 @@ export function handedOut(state: BudgetState): number {
  * 429s came at what was handed out then, which lags the rate while it climbs: that, not the rate, is the ceiling.
  */
 function adapt(state: BudgetState, request: BudgetRequest, now: number, cap: number, inUse: number): void {
+  // The rate binds while every token but the tills' reserve is handed out (a holder whose requests wait while tokens
+  // are free grows into them at its renewal: no reason to raise). Since when, on the journal's clock.
+  const limit = Math.floor(Math.min(state.rate, cap));
+  if (inUse < limit - createReserve(limit)) delete state.bindingSince;
+  else state.bindingSince ??= now;
   if (request.rateLimited > 0) {
     if (now - state.cutAt >= 2 * request.windowMs) {
-      state.ceiling = Math.max(1, Math.min(Math.floor(state.rate), inUse));
-      state.rate = Math.min(state.rate, state.ceiling);
-      state.rate = Math.max(1, state.rate * ADAPTIVE_CUT);
+      const raisedFrom = state.ceiling === undefined ? state.raisedFrom : undefined;
+      if (raisedFrom !== undefined && raisedFrom < state.rate) {
+        // The first 429s end the slow start, which overshot by up to its last raise (half again): back to the rate
+        // before it, which bound for two windows without a 429, and probe up from there. A cut of the overshoot
+        // itself (a fifth) left the fleet above the limit, answered 429 for seconds (most of the bench's 429s).
+        state.rate = Math.max(1, raisedFrom);
+        state.ceiling = state.rate / ADAPTIVE_NEAR;
+      } else {
+        state.ceiling = Math.max(1, Math.min(Math.floor(state.rate), inUse));
+        state.rate = Math.min(state.rate, state.ceiling);
+        state.rate = Math.max(1, state.rate * ADAPTIVE_CUT);
+      }
+      delete state.raisedFrom;
+      delete state.bindingSince;
       state.cutAt = now;
       state.raisedAt = now;
     }
     return;
   }
   if (!request.saturated || now - state.raisedAt < 1_000 || now - state.cutAt < request.windowMs) return;
-  const seconds = Math.min(2, (now - state.raisedAt) / 1_000);
+  const bindingSince = state.bindingSince;
+  if (bindingSince === undefined) return;
   const ceiling = state.ceiling;
-  if (ceiling === undefined) state.rate = state.rate * ADAPTIVE_SLOW_START ** seconds;
-  else if (state.rate < ceiling * ADAPTIVE_NEAR)
-    state.rate = Math.min(ceiling * ADAPTIVE_NEAR, state.rate + Math.max(1, (ceiling * ADAPTIVE_NEAR - state.rate) / 2));
-  else if (state.rate < ceiling - 1) state.rate += ADAPTIVE_PROBE * seconds;
-  else if (state.rate < ceiling + 1) state.rate += ADAPTIVE_AT_CEILING * seconds;
-  else state.rate += ADAPTIVE_PAST_CEILING * seconds;
+  if (ceiling === undefined) {
+    // Slow start: one step of half again, once the rate has bound for two windows without a 429, so the rate it
+    // leaves has been shown to hold. Raised on any report of waiting requests (4 → 30 in 6 s while the fleet sent
+    // 13/s), or two steps at once, no rate it went back to after the first 429s had been tried.
+    if (now - bindingSince < 2 * request.windowMs) return;
+    state.raisedFrom = state.rate;
+    state.rate = state.rate * ADAPTIVE_SLOW_START;
+  } else {
+    const seconds = Math.min(2, (now - state.raisedAt) / 1_000);
+    if (state.rate < ceiling * ADAPTIVE_NEAR)
+      state.rate = Math.min(ceiling * ADAPTIVE_NEAR, state.rate + Math.max(1, (ceiling * ADAPTIVE_NEAR - state.rate) / 2));
+    else if (state.rate < ceiling - 1) state.rate += ADAPTIVE_PROBE * seconds;
+    else if (state.rate < ceiling + 1) state.rate += ADAPTIVE_AT_CEILING * seconds;
+    else state.rate += ADAPTIVE_PAST_CEILING * seconds;
+  }
   // Never learn past a declared limit, nor run away while nobody could use it.
   state.rate = Math.min(state.rate, cap, 100_000);
+  delete state.bindingSince;
   state.raisedAt = now;
 }
 

@@ -398,6 +398,47 @@ describe('allocateBudget (the journal side)', () => {
     ({ state } = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100, limit: 12 }, 10));
     expect(state.holders.b?.share).toBe(0);
   });
+
+  it("'adaptive' raises the rate only while it binds: not while tokens are free for a holder to grow into", () => {
+    const journal = measuredRenewals();
+    const renew = (holder: string, now: number, keep: number) =>
+      journal.renew({ ...base, limit: 'adaptive', holder, keep, want: 1_000, inUse: 0 }, now).grant;
+    expect(renew('a', 0, 0).share).toBe(4);
+    // b joins: its fair share is 2, none free yet.
+    expect(renew('b', 100, 0)).toMatchObject({ share: 0, target: 2 });
+    // a gives 2 back (unused, free at once) and reports waiting requests: 2 of the 4 tokens are free (b's to grow
+    // into), so the rate stays, however long a reports.
+    expect(renew('a', 2_000, 2)).toMatchObject({ share: 2, limit: 4 });
+    expect(renew('a', 4_000, 2).limit).toBe(4);
+    expect(renew('a', 6_000, 2).limit).toBe(4);
+    // b takes its 2: every token is handed out (as the journal sees at a's next renewal); two windows (2 × 1 020 ms)
+    // later, the next report of waiting requests raises it.
+    expect(renew('b', 6_500, 0).share).toBe(2);
+    expect(renew('a', 7_000, 2).limit).toBe(4);
+    expect(renew('a', 9_000, 2).limit).toBe(4);
+    expect(renew('a', 9_100, 2).limit).toBe(6);
+  });
+
+  it("'adaptive': slow start raises half again once the rate bound two windows, and its first 429s take it back a step", () => {
+    const journal = measuredRenewals();
+    let share = 0;
+    const report = (now: number, fields: Partial<BudgetRequest> = {}) => {
+      const { grant } = journal.renew({ ...base, limit: 'adaptive', holder: 'a', keep: share, want: 1_000, ...fields }, now);
+      share = grant.share;
+      return grant.limit;
+    };
+    // A report a second: each raise once the rate has bound (every token handed out) for two windows (2 × 1 020 ms:
+    // the fourth report after it began to bind), one step of half again each (two steps at once, as before, went
+    // 4 → 9 → 20 against a limit of 15).
+    const limits = Array.from({ length: 17 }, (_, second) => report(second * 1_000));
+    expect(limits).toEqual([4, 4, 4, 4, 6, 6, 6, 6, 9, 9, 9, 9, 13, 13, 13, 13, 20]);
+    // The 429s came at 20: back to 13.5, which bound two windows without one (a cut of a fifth left 16, past 15).
+    expect(report(17_000, { rateLimited: 3, accepted: 10 })).toBe(13);
+    expect(journal.state.rate).toBeCloseTo(13.5, 6);
+    // Then it probes up slowly, a fifth of a request per second at most, never jumping back towards 20.
+    for (let now = 18_000; now <= 28_000; now += 1_000) expect(report(now)).toBeLessThanOrEqual(15);
+    expect(journal.state.rate).toBeGreaterThan(13.5);
+  });
 });
 
 describe('KeyBudget (a process’s share)', () => {
@@ -756,10 +797,13 @@ describe('KeyBudget (a process’s share)', () => {
     const accepting = limitedService(1_000);
     let armed = false;
     let limitedAt: number | undefined;
+    /** The share when the 429 is answered (slow start may still grow it while the test waits for a renewal in flight). */
+    let before = 0;
     const service = {
       answer(now: number) {
         if (armed && renewals.at(-1)?.answeredAt === undefined && limitedAt === undefined) {
           limitedAt = now;
+          before = budget.state.share;
           return 429;
         }
         return accepting.answer(now);
@@ -770,8 +814,7 @@ describe('KeyBudget (a process’s share)', () => {
     const running = saturate(budget, 16, service, stop.signal);
     // Slow start grows the learnt rate (from 4/s) well past 10 in 20 s.
     await vi.advanceTimersByTimeAsync(20_000);
-    const before = budget.state.share;
-    expect(before).toBeGreaterThanOrEqual(10);
+    expect(budget.state.share).toBeGreaterThanOrEqual(10);
     armed = true;
     while (limitedAt === undefined) await vi.advanceTimersByTimeAsync(1);
     const cut = Math.floor(before * 0.8);

@@ -70,7 +70,7 @@ if (takeBudget !== undefined && process.env.BUDGET_TRACE === '1')
   journal.takeBudget = async (request) => {
     const grant = await takeBudget(request);
     say(
-      `grant ${Date.now()} ${JSON.stringify({ keep: request.keep, want: request.want, share: grant.share, target: grant.target, holders: grant.holders })}`,
+      `grant ${Date.now()} ${JSON.stringify({ keep: request.keep, want: request.want, share: grant.share, target: grant.target, holders: grant.holders, limit: grant.limit, limited: request.rateLimited })}`,
     );
     return grant;
   };
