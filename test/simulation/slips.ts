@@ -139,7 +139,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journaled-initiate.ts',
     find: 'if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
     replace: 'if (touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
-    seed: 31,
+    seed: 16,
   },
   {
     name: 'bare-404-evidence',
@@ -147,7 +147,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/not-found-evidence.ts',
     find: '  async judge(error: NotFoundError): Promise<void> {\n',
     replace: '  async judge(error: NotFoundError): Promise<void> {\n    if (error.status === 404) return;\n',
-    seed: 20,
+    seed: 9,
   },
   {
     name: 'watch-ignored',
@@ -179,7 +179,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journal-binding.ts',
     find: '  if (advanced.contradiction === undefined) return;',
     replace: '  if (advanced.contradiction === undefined || !advanced.applied) return;',
-    seed: 80,
+    seed: 98,
   },
   {
     name: 'contradiction-unmarked',
