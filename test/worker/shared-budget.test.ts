@@ -77,6 +77,13 @@ function saturate(
   return Promise.all(loops);
 }
 
+/** Stops the senders and lets their last answers and renewals end (two seconds of virtual time), then awaits them. */
+async function stopSenders(stop: AbortController, running: Promise<unknown> | readonly Promise<unknown>[]): Promise<void> {
+  stop.abort();
+  await vi.advanceTimersByTimeAsync(2_000);
+  await ('then' in running ? running : Promise.all(running));
+}
+
 /**
  * A settlement worker's backlog: one check at a time waits for its token (the worker starts the next once the last
  * took one), up to 16 in flight, each answered 10 ms after it left.
@@ -460,9 +467,7 @@ describe('KeyBudget (a process’s share)', () => {
     // few early ones. (Keeping every token spent within the window kept a holder above its fair share for good, renewing
     // early again and again: 51.)
     expect(renewals.filter((at) => at >= 10_000).length).toBeLessThanOrEqual(40);
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await Promise.all(running);
+    await stopSenders(stop, running);
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(30);
     // Used: at least 90 % of the limit over the last 20 s (each window holds the share's tokens, 1 s + the guard).
     const late = service.arrivals.filter((at) => at >= 10_000 && at < 30_000).length;
@@ -517,9 +522,7 @@ describe('KeyBudget (a process’s share)', () => {
       await vi.advanceTimersByTimeAsync(300);
       waits.push(await taken);
     }
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await backlog;
+    await stopSenders(stop, backlog);
     expect(waits.filter((wait) => wait > 0)).toEqual([]);
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(20);
   });
@@ -543,9 +546,7 @@ describe('KeyBudget (a process’s share)', () => {
       if (budget.state.share === 0) lapses.push(Date.now());
       await vi.advanceTimersByTimeAsync(10);
     }
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await running;
+    await stopSenders(stop, running);
     expect(lapses).toEqual([]);
     // Every window after the first renewals holds the whole share: 20 a window of 1 s + the guard + an answer.
     const used = service.arrivals.filter((at) => at >= 3_000 && at < 30_000).length;
@@ -574,9 +575,7 @@ describe('KeyBudget (a process’s share)', () => {
       if (at >= 1_000 && budget.state.share === 0) lapsedMs += 10;
       await vi.advanceTimersByTimeAsync(10);
     }
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await running;
+    await stopSenders(stop, running);
     expect(renewals).toBeGreaterThan(5);
     // Lapsed from the end of its validity (a period after the late renewal was sent) until that answer came and one
     // more renewal was answered: 1.5 s. Given back, it would have waited for its own tokens to cool: 2.8 s.
@@ -607,9 +606,7 @@ describe('KeyBudget (a process’s share)', () => {
       // with one other holder, 11 s with three).
       expect(fairAfter).toBeLessThanOrEqual(3_000);
       await vi.advanceTimersByTimeAsync(4_000);
-      stop.abort();
-      await vi.advanceTimersByTimeAsync(2_000);
-      await Promise.all(running);
+      await stopSenders(stop, running);
       expect(maxInAnyWindow(arrivals)).toBeLessThanOrEqual(20);
     });
 
@@ -638,9 +635,7 @@ describe('KeyBudget (a process’s share)', () => {
     expect(givingBack.length).toBeGreaterThan(0);
     for (const request of givingBack) expect(request.inUse).toBeLessThanOrEqual(request.keep);
     expect(mine.at(-1)?.keep).toBe(10);
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await Promise.all(running);
+    await stopSenders(stop, running);
     expect(maxInAnyWindow(arrivals)).toBeLessThanOrEqual(20);
   });
 
@@ -659,9 +654,7 @@ describe('KeyBudget (a process’s share)', () => {
       expect(wants[0]).toBe(1);
       expect(wants[1]).toBeGreaterThanOrEqual(10);
     }
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await Promise.all(running);
+    await stopSenders(stop, running);
   });
 
   it('three holders saturating a key of 2 per second each send, in turns (none waits for good)', async () => {
@@ -681,9 +674,7 @@ describe('KeyBudget (a process’s share)', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     const early = [...sent];
     await vi.advanceTimersByTimeAsync(30_000);
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await Promise.all(running);
+    await stopSenders(stop, running);
     // From 10 s on, each of the three sent (the one without a token at first got turns).
     expect(sent.map((count, index) => count - (early[index] ?? 0)).filter((count) => count < 5)).toEqual([]);
     expect(maxInAnyWindow(service.arrivals)).toBeLessThanOrEqual(2);
@@ -737,9 +728,7 @@ describe('KeyBudget (a process’s share)', () => {
     const budget = new KeyBudget(journal, 'k', 20, MIN_BUDGET_LEASE_MS, OFF);
     const running = saturate(budget, 4, service, stop.signal);
     await vi.advanceTimersByTimeAsync(30_000);
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await running;
+    await stopSenders(stop, running);
     expect(renewals).toBeGreaterThan(5);
     // Sending again within a lease (5 s) of the hung renewal, and all along after.
     const late = service.arrivals.filter((at) => at >= 15_000 && at < 30_000).length;
@@ -823,9 +812,7 @@ describe('KeyBudget (a process’s share)', () => {
       samples.push({ at: Date.now(), ...budget.state });
       await vi.advanceTimersByTimeAsync(10);
     }
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await running;
+    await stopSenders(stop, running);
     // The first renewal that told the journal of the 429 (sent after it): until its answer, the cut stands (the
     // renewal in flight at the 429 came back meanwhile); after it, the share follows the journal's cut rate, never
     // the tokens the journal still counted for this process.
@@ -846,9 +833,7 @@ describe('KeyBudget (a process’s share)', () => {
     const budgets = [1, 2].map(() => new KeyBudget(journal, 'k', 'adaptive', 10_000, OFF));
     const running = budgets.map((budget) => saturate(budget, 8, service, stop.signal));
     await vi.advanceTimersByTimeAsync(120_000);
-    stop.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await Promise.all(running);
+    await stopSenders(stop, running);
     const window = service.arrivals.filter((at) => at >= 60_000 && at < 120_000);
     const used = window.length / 60;
     expect(used).toBeGreaterThanOrEqual(0.8 * 15);
