@@ -4,6 +4,7 @@
  * here waits in real time.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { boundedWait } from '../../src/core/wait.js';
 import { ConfigurationError, PollTimeoutError } from '../../src/index.js';
 import {
   advanceTime,
@@ -107,5 +108,22 @@ describe('an abort during a create’s final lookup', () => {
     controller.abort(reason);
     await advanceTime(10, 10);
     expect(call.error).toBe(reason);
+  });
+});
+
+describe('a bounded wait of background work', () => {
+  it("keeps no process alive by its time limit (a budget renewal the journal never answers), a caller's wait does", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const never = new Promise<never>(() => {});
+    const end = new AbortController();
+    const before = timers();
+    const background = boundedWait(never, end.signal, 60_000, () => new Error('late'), false);
+    expect(timers()).toBe(before);
+    const foreground = boundedWait(never, end.signal, 60_000, () => new Error('late'));
+    expect(timers()).toBe(before + 1);
+    end.abort(abortError());
+    await expect(background).rejects.toThrow('aborted');
+    await expect(foreground).rejects.toThrow('aborted');
+    expect(timers()).toBe(before);
   });
 });
