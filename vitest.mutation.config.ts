@@ -36,6 +36,8 @@ export default defineConfig({
       'test/collections/status-words-rules.test.ts',
       'test/worker/scheduler.test.ts',
       'test/worker/budget-and-queue.test.ts',
+      // The key's shared budget on virtual time (the journal's arithmetic, a process's share, 'adaptive').
+      'test/worker/shared-budget.test.ts',
       'test/worker/settlement-decisions.test.ts',
       'test/core/connection-failure.test.ts',
       'test/core/retry-policy.test.ts',

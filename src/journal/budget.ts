@@ -428,12 +428,13 @@ function adapt(state: BudgetState, request: BudgetRequest, now: number, cap: num
   else state.bindingSince ??= now;
   if (request.rateLimited > 0) {
     if (now - state.cutAt >= 2 * request.windowMs) {
-      const raisedFrom = state.ceiling === undefined ? state.raisedFrom : undefined;
-      if (raisedFrom !== undefined && raisedFrom < state.rate) {
+      // Set only by a slow-start raise, and dropped at every cut: present means these are the slow start's first 429s.
+      const raisedFrom = state.raisedFrom;
+      if (raisedFrom !== undefined) {
         // The first 429s end the slow start, which overshot by up to its last raise (half again): back to the rate
         // before it, which bound for two windows without a 429, and probe up from there. A cut of the overshoot
         // itself (a fifth) left the fleet above the limit, answered 429 for seconds (most of the bench's 429s).
-        state.rate = Math.max(1, raisedFrom);
+        state.rate = Math.max(1, Math.min(state.rate, raisedFrom));
         state.ceiling = state.rate / ADAPTIVE_NEAR;
       } else {
         state.ceiling = Math.max(1, Math.min(Math.floor(state.rate), inUse));

@@ -422,8 +422,15 @@ describe('allocateBudget (the journal side)', () => {
     // later, the next report of waiting requests raises it.
     expect(renew('b', 6_500, 0).share).toBe(2);
     expect(renew('a', 7_000, 2).limit).toBe(4);
-    expect(renew('a', 9_000, 2).limit).toBe(4);
-    expect(renew('a', 9_100, 2).limit).toBe(6);
+    expect(renew('a', 9_039, 2).limit).toBe(4);
+    expect(renew('a', 9_040, 2).limit).toBe(6);
+  });
+
+  it("'adaptive': a 429 before the slow start's first raise cuts the rate by a fifth", () => {
+    const journal = measuredRenewals();
+    expect(journal.renew({ ...base, limit: 'adaptive', holder: 'a', keep: 0, want: 100 }, 0).grant.limit).toBe(4);
+    expect(journal.renew({ ...base, limit: 'adaptive', holder: 'a', keep: 4, want: 100, rateLimited: 2 }, 1_000).grant.limit).toBe(3);
+    expect([journal.state.ceiling, journal.state.rate]).toEqual([4, expect.closeTo(3.2, 6)]);
   });
 
   it("'adaptive': slow start raises half again once the rate bound two windows, and its first 429s take it back a step", () => {
@@ -445,6 +452,32 @@ describe('allocateBudget (the journal side)', () => {
     // Then it probes up slowly, a fifth of a request per second at most, never jumping back towards 20.
     for (let now = 18_000; now <= 28_000; now += 1_000) expect(report(now)).toBeLessThanOrEqual(15);
     expect(journal.state.rate).toBeGreaterThan(13.5);
+    // At the ceiling (within a request per second of it): 0.05/s per second.
+    for (let now = 29_000; now <= 34_000; now += 1_000) report(now);
+    expect(journal.state.rate).toBeCloseTo(14.8, 6);
+    // A later 429, with 13 tokens handed out (a's 13 in use, none cooling): the ceiling is what was handed out, the
+    // rate a fifth under it; no raise within a window of the cut.
+    share = 13;
+    report(35_000, { rateLimited: 1, inUse: 13 });
+    expect([journal.state.ceiling, journal.state.rate]).toEqual([13, expect.closeTo(10.4, 6)]);
+    report(36_000);
+    expect(journal.state.rate).toBeCloseTo(10.4, 6);
+    // Then fast to 90 % of the ceiling (half the gap, at least one a second: 11.4, then 11.7 at most), at 0.2/s per
+    // second below the ceiling less one (a report two seconds after the last raise counts two), 0.05/s above it.
+    for (const [now, rate] of [
+      [37_000, 11.4],
+      [38_000, 11.7],
+      [39_000, 11.9],
+      [41_000, 12.3],
+      [42_000, 12.35],
+      [46_000, 12.45],
+    ] as const) {
+      report(now);
+      expect(journal.state.rate).toBeCloseTo(rate, 6);
+    }
+    // A report without waiting requests raises nothing.
+    report(48_000, { saturated: false });
+    expect(journal.state.rate).toBeCloseTo(12.45, 6);
   });
 });
 
