@@ -478,6 +478,14 @@ describe('allocateBudget (the journal side)', () => {
     // A report without waiting requests raises nothing.
     report(48_000, { saturated: false });
     expect(journal.state.rate).toBeCloseTo(12.45, 6);
+    // At most one cut per two windows (2 040 ms): the 429s of one overshoot reach the journal from every holder.
+    report(49_000, { rateLimited: 1 });
+    const cut = journal.state.rate;
+    expect(cut).toBeCloseTo(0.8 * (journal.state.ceiling as number), 6);
+    report(51_039, { rateLimited: 1 });
+    expect(journal.state.rate).toBe(cut);
+    report(51_040, { rateLimited: 1 });
+    expect(journal.state.rate).toBeLessThan(cut);
   });
 });
 
