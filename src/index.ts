@@ -94,6 +94,7 @@ export {
   OPEN_PAYMENT_STATES,
   type PaymentChange,
   type PaymentContradiction,
+  type PaymentDeployment,
   type PaymentError,
   type PaymentEvent,
   type PaymentFilter,

@@ -112,6 +112,26 @@ export interface PaymentRecord {
    * a person must look at it (`journal list --contradictions`). The last such answer is kept.
    */
   readonly contradiction?: PaymentContradiction;
+  /**
+   * The deployment the record's push went to: the Collections base URL (normalized) and an identity of the API
+   * key's account that cannot reveal the key. An answer (a status, a 404, a duplicate answer) is evidence about this
+   * record only when it comes from that deployment. Absent on records written by earlier releases.
+   */
+  readonly deployment?: PaymentDeployment;
+  /**
+   * The customer's full number, sealed (AES-GCM) under a key derived from the API key: kept only by clients whose
+   * service refuses duplicate references (`duplicateReferences: 'refused'`), so that `recover()` and the settlement
+   * worker can resend the very same create. Opaque to the journal and to anyone without the key; never logged.
+   */
+  readonly sealedPhoneNumber?: string;
+}
+
+/** Where a record's push went (see {@link PaymentRecord.deployment}). */
+export interface PaymentDeployment {
+  /** The Collections base URL, normalized (lower-case scheme and host, no default port, no trailing slash). */
+  readonly baseUrl: string;
+  /** The API key's account, as an identity that cannot reveal the key (see docs/assumptions.md, key rotation). */
+  readonly account: string;
 }
 
 /** What the service answered against a final record (see {@link PaymentRecord.contradiction}). */
@@ -202,6 +222,8 @@ export interface PaymentFilter {
   readonly states?: readonly PaymentState[] | undefined;
   /** At most this many records. Default: no limit. */
   readonly limit?: number | undefined;
+  /** Only records marked {@link PaymentRecord.contradiction} (filtered by the store, not after reading). Default: every record. */
+  readonly contradictions?: boolean | undefined;
 }
 
 /** What {@link PaymentJournal.lease} is asked for. */
