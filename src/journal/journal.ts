@@ -286,7 +286,7 @@ export interface PaymentJournal {
   /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
   release(owner: string, referenceIds: readonly string[]): Promise<void>;
   /**
-   * Optional (fleet-20): calls `onChange` when the payment may have changed (at least whenever it reaches a final
+   * Optional: calls `onChange` when the payment may have changed (at least whenever it reaches a final
    * state, and whenever a change may have been missed), until the returned function is called. With it,
    * `waitForSettlement` waits for the journal to say so; without it (or if it rejects), it reads the journal
    * on a schedule. `PostgresJournal` implements it with one `LISTEN` connection per journal.

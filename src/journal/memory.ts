@@ -149,7 +149,7 @@ export class MemoryJournal implements PaymentJournal {
     const now = this.#now();
     const free = [...this.#entries.values()]
       .filter((entry) => isOpenPaymentState(entry.record.state) && (entry.leaseOwner === undefined || entry.leaseExpiresAt <= now))
-      // fleet-20: due order: never leased (or released) first, newest first, then by when the lease ran out.
+      // Due order: never leased (or released) first, newest first, then by when the lease ran out.
       .sort((a, b) => a.leaseExpiresAt - b.leaseExpiresAt || oldestFirst(b.record, a.record))
       .slice(0, Math.max(0, request.limit));
     for (const entry of free) {

@@ -153,7 +153,7 @@ export function eventToRow(referenceId: string, event: PaymentEvent): (string | 
   ];
 }
 
-// --- fleet-20: rows that cannot be read are reported once and skipped ---
+// --- Rows that cannot be read are reported once and skipped ---
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATES = new Set<string>(['initiating', 'pending', 'unknown', 'rejected', 'not-sent', 'successful', 'failed']);

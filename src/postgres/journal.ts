@@ -299,7 +299,7 @@ export class PostgresJournal implements PaymentJournal {
   async lease(request: LeaseRequest): Promise<PaymentRecord[]> {
     // SKIP LOCKED lets concurrent workers claim disjoint batches without waiting for each other; the
     // claim re-checks the lease on the row's newest version, so a lease is never granted twice.
-    // fleet-20: rows that cannot be read are never leased (a foreign id, an error that is not a JSON object):
+    // Rows that cannot be read are never leased (a foreign id, an error that is not a JSON object):
     // a lease committed on a row that then fails to read would leave it leased to nobody.
     const result = await this.#query(
       `WITH free AS (

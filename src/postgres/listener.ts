@@ -2,7 +2,7 @@ import type { Logger } from '../core/logger.js';
 import type { PostgresListenClient, PostgresPool } from './pool.js';
 
 /**
- * fleet-20: the one `LISTEN` connection of a journal, shared by every waiter. A connection that breaks is made
+ * The one `LISTEN` connection of a journal, shared by every waiter. A connection that breaks is made
  * again (after a pause) and every waiter is told, since a notification may have been sent while it was down.
  */
 export class Listener {

@@ -13,7 +13,7 @@ export interface PostgresPool {
   connect?(): Promise<PostgresListenClient>;
 }
 
-/** The part of a checked-out `pg` client that `LISTEN` needs (fleet-20). */
+/** The part of a checked-out `pg` client that `LISTEN` needs. */
 export interface PostgresListenClient {
   /** Runs one statement on this connection (`LISTEN`, `UNLISTEN`). */
   query(text: string, values?: unknown[]): Promise<unknown>;
@@ -46,7 +46,7 @@ export async function openPool(connectionString: string, onError: (error: Error)
   const module: unknown = await import('pg');
   const pg = ((module as { default?: unknown }).default ?? module) as PgModule;
   const pool = new pg.Pool({ connectionString });
-  // fleet-20: an idle connection that breaks (a database restart) is an 'error' event on the pool: without a
+  // An idle connection that breaks (a database restart) is an 'error' event on the pool: without a
   // listener Node ends the process. It stays attached after close(): connections may still break while ending.
   pool.on('error', onError);
   return pool;

@@ -151,9 +151,9 @@ export function migrationSql({ table, history, counts, channel, tableName: name 
           by text NOT NULL
         );
         CREATE INDEX IF NOT EXISTS "${name}_history_ref_idx" ON ${history} (reference_id, id);
-        -- fleet-20: leases in due order (never leased first, then by when the lease ran out).
+        -- Leases in due order (never leased first, then by when the lease ran out).
         CREATE INDEX IF NOT EXISTS "${name}_due_idx" ON ${table} (leased_until NULLS FIRST, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
-        -- fleet-20: a transition to a final state notifies waiters (waitForSettlement) when it commits.
+        -- A transition to a final state notifies waiters (waitForSettlement) when it commits.
         CREATE OR REPLACE FUNCTION ${notifyFunction}() RETURNS trigger LANGUAGE plpgsql AS $fn$
           BEGIN
             PERFORM pg_notify('${channel}', NEW.reference_id);

@@ -233,7 +233,7 @@ export class SqliteJournal implements PaymentJournal {
     return this.#transaction(() => {
       const now = this.#now();
       const records = this.#rows.readAll(statements.leaseCandidates.all(now, Math.floor(request.limit)));
-      // fleet-20: only rows that could be read are leased: a row that cannot be read is never left leased.
+      // Only rows that could be read are leased: a row that cannot be read is never left leased.
       for (const record of records) statements.takeLease.run(request.owner, now + request.leaseMs, record.referenceId);
       return records;
     });

@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (created_at, reference_id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_open ON ${TABLE} (created_at, reference_id) WHERE state IN ${OPEN};
--- fleet-20: leases in due order (never leased or released first, then by when the lease ran out).
+-- Leases in due order (never leased or released first, then by when the lease ran out).
 CREATE INDEX IF NOT EXISTS ${TABLE}_due ON ${TABLE} (leased_until, created_at DESC, reference_id DESC) WHERE state IN ${OPEN};
 `;
 
