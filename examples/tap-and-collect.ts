@@ -41,7 +41,7 @@ export async function chargeTap(
   }
   if (phoneNumber === undefined) return { kind: 'unresolved', reason: 'no active airtel_money number on this tag' };
 
-  // Persist the referenceId BEFORE pushing, so a crash mid-call can be reconciled (docs/reliability.md).
+  // Persist the referenceId BEFORE pushing, so a crash mid-call can be reconciled (docs/guide/reliability.md).
   const referenceId = crypto.randomUUID();
   try {
     await clients.collections.initiate({ productId: sale.productId, phoneNumber, amount: sale.amount, referenceId });

@@ -1,7 +1,7 @@
 /**
- * Documentation that compiles: every `ts` block of README.md and docs/*.md is type-checked against the
- * SDK's source (strict, with `exactOptionalPropertyTypes`, as a partner's project may be), and the blocks of
- * docs/testing.md must equal the test files they are copied from. Run by `npm run typecheck`. How a block becomes
+ * Documentation that compiles: every `ts` block of README.md and docs/{guide,internals}/*.md is type-checked against
+ * the SDK's source (strict, with `exactOptionalPropertyTypes`, as a partner's project may be), and the blocks of
+ * docs/guide/testing.md must equal the test files they are copied from. Run by `npm run typecheck`. How a block becomes
  * a module: scripts/doc-snippets.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,9 +13,11 @@ const root = path.resolve(import.meta.dirname, '..');
 
 const docs = [
   'README.md',
-  ...readdirSync(path.join(root, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
+  ...['docs/guide', 'docs/internals'].flatMap((folder) =>
+    readdirSync(path.join(root, folder))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `${folder}/${name}`),
+  ),
 ];
 const snippets = docs.flatMap((file) => snippetsOf(root, file));
 const virtual = new Map(snippets.map((snippet, index) => [path.join(root, `.doc-snippet-${index}.ts`), asModule(snippet.code)]));
@@ -41,9 +43,9 @@ const problems: string[] = [];
   }
 });
 
-// docs/testing.md shows test files verbatim (but for the first comment line and the import paths).
+// docs/guide/testing.md shows test files verbatim (but for the first comment line and the import paths).
 const copies: Record<number, string> = { 0: 'test/docs/testing-guide-msw.test.ts', 1: 'test/docs/testing-guide-loopback.test.ts' };
-snippetsOf(root, 'docs/testing.md').forEach((snippet, index) => {
+snippetsOf(root, 'docs/guide/testing.md').forEach((snippet, index) => {
   const testFile = copies[index];
   if (!testFile) return;
   const expected = readFileSync(path.join(root, testFile), 'utf8')
@@ -53,11 +55,11 @@ snippetsOf(root, 'docs/testing.md').forEach((snippet, index) => {
     .replaceAll("'../../src/index.js'", "'tap-collections-sdk'")
     .replaceAll("'../../src/testing/index.js'", "'tap-collections-sdk/testing'")
     .trim();
-  if (snippet.code.trim() !== expected) problems.push(`docs/testing.md (block at line ${snippet.line}) differs from ${testFile}`);
+  if (snippet.code.trim() !== expected) problems.push(`docs/guide/testing.md (block at line ${snippet.line}) differs from ${testFile}`);
 });
 
 if (problems.length > 0) {
   console.error(`Documentation code blocks that do not compile or have drifted:\n${problems.map((problem) => `- ${problem}`).join('\n')}`);
   process.exit(1);
 }
-console.log(`${snippets.length} documentation code blocks type-check; docs/testing.md matches its test files`);
+console.log(`${snippets.length} documentation code blocks type-check; docs/guide/testing.md matches its test files`);

@@ -75,7 +75,7 @@ try {
   await shoot(page, 'landing.png');
 
   const guide = readdirSync(path.join(site, 'documents')).find((name) => name.startsWith('Testing_your_integration'));
-  if (!guide) throw new Error('no page for docs/testing.md in docs/api/documents');
+  if (!guide) throw new Error('no page for docs/guide/testing.md in docs/api/documents');
   await open(page, `/documents/${guide}`);
   if (!(await page.locator('.col-content').innerText()).includes('createSimulatorHandlers'))
     problems.push('the testing guide page is empty');

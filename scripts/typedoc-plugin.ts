@@ -1,7 +1,7 @@
 /**
  * Makes the API site read as a user's manual (loaded by typedoc.json's `plugin`):
  *
- * - a guide (a project document from `docs/*.md`) is named by its first heading, up to a colon
+ * - a guide (a project document from `docs/guide/*.md`) is named by its first heading, up to a colon
  *   (`# Reliability: retries that never double-charge` → "Reliability"), instead of its file name, and listed
  *   in the "Guides" group of the navigation;
  * - the README's own `# tap-collections-sdk` heading is dropped from the landing page, which already carries

@@ -1,5 +1,5 @@
 /**
- * Only the service's own 404 counts (docs/assumptions.md, "Only the service's own 404"): a wrong Collections base URL
+ * Only the service's own 404 counts (docs/internals/assumptions-rationale.md, "Only the service's own 404"): a wrong Collections base URL
  * (the server root, a proxy's page, the Tap API, a wrong path prefix on the right host) answers 404 for every status
  * check. Such a 404 never closes a payment the service holds: `recover()`, `checkStatus` and the settlement worker
  * leave the record open and say the base URL is wrong. Real sockets: the simulator (holding the push `pending`) and

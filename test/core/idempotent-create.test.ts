@@ -1,5 +1,5 @@
 /**
- * How a create ends once an attempt's outcome was unknown (docs/reliability.md, "What proves nothing was created"),
+ * How a create ends once an attempt's outcome was unknown (docs/guide/reliability.md, "What proves nothing was created"),
  * through both clients: only another operation holding one of the call's unique keys lets a definite error stand,
  * the reconciling lookup after the last attempt is numbered as the next attempt, an abort during it ends the call
  * with the signal's reason, and an unknown outcome is logged with what to do about it.

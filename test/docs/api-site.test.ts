@@ -1,5 +1,5 @@
 /**
- * The API site's configuration (typedoc.json) against the package: every guide in docs/ is a page of the site,
+ * The API site's configuration (typedoc.json) against the package: every guide in docs/guide/ is a page of the site,
  * and every entry point of package.json `exports` is a module of the site, named as users import it.
  * Adding a guide or an entry point is one line in typedoc.json; these tests name the line that is missing.
  */
@@ -12,9 +12,9 @@ const typedoc = JSON.parse(read('typedoc.json')) as { entryPoints: string[]; pro
 const manifest = JSON.parse(read('package.json')) as { name: string; exports: Record<string, unknown> };
 
 describe('the API site', () => {
-  it('has a page for every guide in docs/ (typedoc.json "projectDocuments", in reading order)', () => {
-    const guides = readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md'));
-    expect([...typedoc.projectDocuments].sort()).toEqual(guides.map((name) => `docs/${name}`).sort());
+  it('has a page for every guide in docs/guide/ and none for the internals (typedoc.json "projectDocuments", in reading order)', () => {
+    const guides = readdirSync(new URL('docs/guide/', root)).filter((name) => name.endsWith('.md'));
+    expect([...typedoc.projectDocuments].sort()).toEqual(guides.map((name) => `docs/guide/${name}`).sort());
   });
 
   it('has a module for every entry point, named as it is imported (typedoc.json "entryPoints", `@module`)', () => {

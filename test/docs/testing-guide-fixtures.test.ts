@@ -1,12 +1,12 @@
 /**
- * The fixtures table of docs/testing.md against the exported fixtures: every exported value has its row, with
+ * The fixtures table of docs/guide/testing.md against the exported fixtures: every exported value has its row, with
  * its value, and every row names a fixture that exists. Adding a fixture without documenting it fails here.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as testing from '../../src/testing/index.js';
 
-const guide = readFileSync(new URL('../../docs/testing.md', import.meta.url), 'utf8');
+const guide = readFileSync(new URL('../../docs/guide/testing.md', import.meta.url), 'utf8');
 const rows = new Map(
   [...guide.matchAll(/^\| `([A-Z_]+\.[A-Za-z]+)` \| (.*) \| (.*) \|$/gm)].map((match) => [match[1] as string, match[2] as string]),
 );
@@ -29,7 +29,7 @@ function shown(value: unknown): string {
   return /^[0-9a-f]{8}-[0-9a-f-]{27}$/.test(text) ? `\`${text.slice(0, 8)}-…\`` : `\`${text}\``;
 }
 
-describe('the fixtures table of docs/testing.md', () => {
+describe('the fixtures table of docs/guide/testing.md', () => {
   it('has found the table', () => {
     expect(rows.size).toBeGreaterThan(20);
   });

@@ -1,4 +1,4 @@
-// The loopback example of docs/testing.md, verbatim apart from the import paths: keep the two in step.
+// The loopback example of docs/guide/testing.md, verbatim apart from the import paths: keep the two in step.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CollectionsClient } from '../../src/index.js';
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.js';

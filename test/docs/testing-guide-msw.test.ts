@@ -1,4 +1,4 @@
-// The msw example of docs/testing.md, verbatim apart from the import paths: keep the two in step.
+// The msw example of docs/guide/testing.md, verbatim apart from the import paths: keep the two in step.
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { CollectionsClient, mobileNumberFor, TapClient, UnknownOutcomeError } from '../../src/index.js';

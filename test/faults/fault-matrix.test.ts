@@ -5,7 +5,7 @@
  * run with a `MemoryJournal`: each row also asserts the payment record the call leaves (its final state, and
  * that it agrees with how the call ended and with what the server holds, with no full number and no key).
  *
- * The observed rows are the reliability matrix, `docs/reliability-matrix.md`: with
+ * The observed rows are the reliability matrix, `docs/internals/reliability-matrix.md`: with
  * `WRITE_FAULT_MATRIX=1` the last test writes it; otherwise it fails when the file has drifted.
  *
  * Cases run on real sockets with real backoff (one retry: a 0.25–0.5 s pause), so they are started
@@ -43,7 +43,7 @@ import {
   type TapQuery,
 } from './fault-server.js';
 
-const MATRIX_PATH = fileURLToPath(new URL('../../docs/reliability-matrix.md', import.meta.url));
+const MATRIX_PATH = fileURLToPath(new URL('../../docs/internals/reliability-matrix.md', import.meta.url));
 const WRITE_MATRIX = process.env.WRITE_FAULT_MATRIX === '1';
 /** Cases in flight at once: enough to overlap the backoff pauses, few enough for two shared cores. */
 const CONCURRENCY = 12;
@@ -949,17 +949,17 @@ const isDefiniteRefusal = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
 
 describe('reliability matrix document', () => {
-  test(`docs/reliability-matrix.md matches the observed rows (${WRITE_MATRIX ? 'writing' : 'comparing'})`, () => {
+  test(`docs/internals/reliability-matrix.md matches the observed rows (${WRITE_MATRIX ? 'writing' : 'comparing'})`, () => {
     expect(rows.filter(Boolean)).toHaveLength(CASES.length);
     const markdown = renderMatrix(rows);
     if (WRITE_MATRIX) {
       mkdirSync(dirname(MATRIX_PATH), { recursive: true });
       writeFileSync(MATRIX_PATH, markdown);
     }
-    expect(existsSync(MATRIX_PATH), 'docs/reliability-matrix.md is missing: run with WRITE_FAULT_MATRIX=1').toBe(true);
+    expect(existsSync(MATRIX_PATH), 'docs/internals/reliability-matrix.md is missing: run with WRITE_FAULT_MATRIX=1').toBe(true);
     expect(
       readFileSync(MATRIX_PATH, 'utf8'),
-      'docs/reliability-matrix.md drifted: rerun with WRITE_FAULT_MATRIX=1 and review the diff',
+      'docs/internals/reliability-matrix.md drifted: rerun with WRITE_FAULT_MATRIX=1 and review the diff',
     ).toBe(markdown);
   });
 });

@@ -22,7 +22,7 @@
  * the journal's clock is the machine's, which every process on the file shares: the till's `Date` is wrong but its
  * journal reads the machine's clock (kept by the preload), so what is tested is that nothing else the SDK times by
  * the process's own clock (attempt deadlines, poll schedules, recover) decides a verdict. (A SQLite journal read
- * with a wrong clock is a wrong journal clock, outside the journal's contract: see docs/journal.md.)
+ * with a wrong clock is a wrong journal clock, outside the journal's contract: see docs/guide/journal.md.)
  *
  * After each lane, a last recover() runs past every window (SQLite: its journal clock moved on; PostgreSQL: the test
  * waits the short windows out by the server's clock), then the invariants of test/journal/crash.test.ts are checked:

@@ -4,7 +4,7 @@
  * says when the journal's write after an attempt fails; how a payment already in the journal is reconciled (a
  * recheck that finds it, an abort during the status check, a record purged during the takeover); and that a second
  * call for the same payment keeps it away from `recover()` until it ends. Each test was written against a mutation of
- * that file that no test noticed (see docs/reliability.md, "Mutation testing").
+ * that file that no test noticed (see docs/internals/mutation-testing.md).
  */
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * One 404 rule everywhere, and the age of a record measured twice (docs/assumptions.md, "One 404 rule" and "Age
+ * One 404 rule everywhere, and the age of a record measured twice (docs/internals/assumptions-rationale.md, "One 404 rule" and "Age
  * measured twice"): `checkStatus`, `pollUntilSettled`, `recover()` and the settlement worker give the same verdict for
  * the same record and answers; and no step of the journal's clock or of this machine's wall clock, forward or back,
  * lets the worker or `recover()` close a push before the deciding process has itself watched it for its window and the

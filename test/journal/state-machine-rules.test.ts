@@ -1,5 +1,5 @@
 /**
- * The payment state machine's rules, one by one (docs/journal.md, "The payment state machine"): what each
+ * The payment state machine's rules, one by one (docs/guide/journal.md, "The payment state machine"): what each
  * observation does to a record in each state (`decide`), how a fact and a conclusion meet a lost compare-and-set
  * (`advance`), and when a 404 may close a record (`settleNotFound`). The simulation checks the rules together under
  * crashes and races; these name each rule, so a rule removed or widened fails here by name.

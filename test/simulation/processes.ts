@@ -202,7 +202,7 @@ export async function sell(world: World, proc: Proc, client: CollectionsClient, 
       }
       if (error instanceof PaymentContradictionError) {
         // The journal's final record and the service disagree (a reversal): a person settles the sale
-        // (docs/operating.md); it is never started over, and the record keeps its mark.
+        // (docs/guide/operating.md); it is never started over, and the record keeps its mark.
         ledger.probe('initiate told of a contradiction');
         return;
       }
@@ -216,7 +216,7 @@ export async function sell(world: World, proc: Proc, client: CollectionsClient, 
         await pause(1_000 + random() * 20_000);
         continue;
       }
-      // A till goes by the journal's record (docs/journal.md): an error whose closing write failed left the record
+      // A till goes by the journal's record (docs/guide/journal.md): an error whose closing write failed left the record
       // open, and the sale's outcome is still unknown (recover() or the worker decide it; another call may send it).
       const record = await world.journal.store.get(reference);
       if (record !== undefined && isOpenPaymentState(record.state) && ledger.expected(error, `initiate ${reference.slice(0, 8)}`)) {

@@ -247,7 +247,7 @@ export class Service {
           // A stalled event loop (its due work waits), or a process paused while its request waited to leave, past its
           // share's lease: the token was taken in time and the request handed to fetch in time; it leaves only now
           // (seed 3446: a request waiting 13 s in the connection pool, its process paused 9 s meanwhile, so no
-          // renewal kept the share). The documented limit of the budget (docs/assumptions.md).
+          // renewal kept the share). The documented limit of the budget (docs/internals/assumptions-rationale.md).
           // Judged before `onPushLeft`, which may kill the process and with it the due work that made it busy (seed
           // 10047: the overdue deadline's timer, dropped by the crash, made a stalled loop's push read as a late one).
           const busy = sim.busy(caller.proc);

@@ -11,7 +11,7 @@ const replaySeed = process.env.SIM_SEED === undefined ? undefined : Number(proce
 
 /**
  * Seeds beyond `npm test`'s range that long sweeps (`npm run sim`) once failed, replayed on every run
- * (docs/reliability.md): 10047, a push from a stalled event loop read as a late one because the directed crash of its
+ * (docs/internals/simulation.md): 10047, a push from a stalled event loop read as a late one because the directed crash of its
  * writer was judged first (a defect of the simulation); 18900, a worker whose clock ran 265 s behind the journal's
  * held a new payment's first check back by as much (a defect of the SDK).
  */

@@ -20,7 +20,7 @@ import { runSimulation } from './sim.js';
 
 /**
  * About 17 s on this project's 2-core machine when it is quiet (8.9 seeds/s, against the memory store's 11.3 measured
- * seed by seed in the same process: docs/reliability.md), two or three times that under the load of other runs.
+ * seed by seed in the same process: docs/internals/simulation.md), two or three times that under the load of other runs.
  */
 const SEEDS = Number(process.env.SIM_POSTGRES_SEEDS ?? 150);
 const SAME_WORLD_SEEDS = 5;

@@ -1,6 +1,6 @@
 /**
- * The deterministic simulation of the public surface (see `sim.ts` and docs/reliability.md, "The deterministic
- * simulation"): real `CollectionsClient`s in virtual time over one journal and one faulty service; the invariants
+ * The deterministic simulation of the public surface (see `sim.ts` and docs/internals/simulation.md, "How it
+ * works"): real `CollectionsClient`s in virtual time over one journal and one faulty service; the invariants
  * checked on what callers were told, and liveness once the faults stop. This file runs the first half of the
  * seeds (simulation-more.test.ts the second, on the other core).
  *
@@ -12,7 +12,7 @@ import { runSimulation } from './sim.js';
 import { defineSweep } from './suite.js';
 
 const replaySeed = process.env.SIM_SEED === undefined ? undefined : Number(process.env.SIM_SEED);
-/** The seeds `npm test` runs, both files together (docs/performance.md has their time). */
+/** The seeds `npm test` runs, both files together (docs/internals/performance.md has their time). */
 const SEEDS = Number(process.env.SIM_SEEDS ?? 2_000);
 
 if (replaySeed !== undefined) {

@@ -1,6 +1,6 @@
 /**
  * The slip table (slips.ts) stays true: every slip still applies, exactly once, to today's production sources, so a
- * refactor that moves the code fails here rather than leaving `npm run sim:slips` (and docs/reliability.md's table)
+ * refactor that moves the code fails here rather than leaving `npm run sim:slips` (and docs/internals/simulation.md's table)
  * describing code that no longer exists. The sweeps themselves are too long for `npm test`: `npm run sim:slips`.
  */
 import { readFileSync } from 'node:fs';

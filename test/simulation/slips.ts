@@ -1,5 +1,5 @@
 /**
- * The slips the deterministic simulation must catch (docs/reliability.md, "Slips it catches"), as data: each a
+ * The slips the deterministic simulation must catch (docs/internals/simulation.md, "Slips it catches"), as data: each a
  * plausible one-line mistake in the SDK's production code (`src/`), made by replacing `find` (which must occur exactly
  * once in `file`) with `replace`. `npm run sim:slips` makes each slip in a copy of the project and sweeps seeds until
  * one breaks an invariant; `slips.test.ts` checks that every slip still applies to today's sources, so a refactor
@@ -12,7 +12,7 @@
 export interface Slip {
   /** A short name, for `npm run sim:slips -- --only <name>`. */
   readonly name: string;
-  /** The row's words in docs/reliability.md's table. */
+  /** The row's words in docs/internals/simulation.md's table. */
   readonly row: string;
   /** The production file the slip is made in, from the project's root. */
   readonly file: string;
@@ -20,7 +20,7 @@ export interface Slip {
   readonly find: string;
   /** What the slip puts there: one line changed. */
   readonly replace: string;
-  /** The first failing seed docs/reliability.md records for the memory store (a sweep's first pass goes past it). */
+  /** The first failing seed docs/internals/simulation.md records for the memory store (a sweep's first pass goes past it). */
   readonly seed: number;
 }
 
