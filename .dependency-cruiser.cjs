@@ -82,7 +82,7 @@ module.exports = {
       name: 'main-entry-no-node-builtins',
       severity: 'error',
       comment:
-        'The main entry runs wherever fetch exists (browsers, workers, Deno, Bun): nothing it reaches imports a node: module (CONTRACT.md, Package).',
+        'The main entry runs wherever fetch exists (browsers, workers, Deno, Bun): nothing it reaches imports a node: module (README.md, "Runs on").',
       from: { path: '^src/index\\.ts$' },
       to: { path: NODE_BUILTIN, reachable: true },
     },

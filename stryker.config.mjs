@@ -2,8 +2,8 @@
 /**
  * Mutation testing (`npm run test:mutation`): StrykerJS changes one rule at a time in the code that decides how a
  * payment moves, and runs the tests of vitest.mutation.config.ts against each change; a change no test notices is a
- * survivor. docs/testing.md says how to run it and read the report; docs/reliability.md lists the scores and every
- * survivor with why it is harmless.
+ * survivor. docs/internals/mutation-testing.md says how to run it and read the report, and lists the scores and
+ * every survivor with why it is harmless.
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
 export default {
@@ -37,7 +37,8 @@ export default {
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
-  // The machine's cores less one by default; `npm run test:mutation -- --concurrency 1` on a busy machine.
+  // No `concurrency` here: Stryker's default (the machine's cores less one) suits a machine of one's own; on a busy
+  // one, `npm run test:mutation -- --concurrency 1`.
   timeoutMS: 20_000,
   thresholds: { high: 95, low: 90, break: null },
   tempDirName: '.stryker-tmp',

@@ -201,7 +201,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   };
   service.pastLease = (proc) => sim.now >= (shareCountsUntil.get(proc) ?? Number.POSITIVE_INFINITY);
   // A request arriving after its holder's share ran out in the journal, while the holder's renewals failed or took
-  // longer than the lease: the documented limit of the budget (docs/assumptions.md; seeds 36 of one variant, 3721,
+  // longer than the lease: the documented limit of the budget (docs/internals/assumptions-rationale.md; seeds 36 of one variant, 3721,
   // 8275). Its token was taken in time; the journal could not hear that the holder still spends.
   service.renewalTroubled = (proc) =>
     renewalTroubled.has(proc) || (renewalSentAt.get(proc) ?? Number.POSITIVE_INFINITY) <= (shareCountsUntil.get(proc) ?? 0);
@@ -607,7 +607,8 @@ function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: 
 /**
  * The audit of reversals, once every payment is final: a reader asking about a collection the service reversed after
  * its record became final must be told `PaymentContradictionError` (never the new outcome as if nothing happened), and
- * the record must keep its state with the contradiction's mark (CONTRACT: contradictions are loud).
+ * the record must keep its state with the contradiction's mark (a contradiction is said loudly: docs/guide/journal.md,
+ * "When the service contradicts a final record").
  */
 async function auditReversals(world: World, clientSettings: ClientSettings): Promise<boolean> {
   const { sim, service, journal, ledger } = world;
