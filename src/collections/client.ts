@@ -55,7 +55,7 @@ export interface CollectionsClientOptions extends ClientOptions {
   phoneNumberFormat?: PhoneNumberFormat | undefined;
   /**
    * The payment journal: `initiate` writes each payment to it before sending, and every outcome after, so
-   * {@link CollectionsClient.recover} can bring in-flight payments to their outcome after a crash. See `docs/journal.md`.
+   * {@link CollectionsClient.recover} can bring in-flight payments to their outcome after a crash. See `docs/guide/journal.md`.
    * @defaultValue none (no journal: nothing outlives the process)
    */
   journal?: PaymentJournal | undefined;
@@ -64,7 +64,7 @@ export interface CollectionsClientOptions extends ClientOptions {
    * regard to case or surrounding blanks; a word may stand in one list only. Every path that reads a status uses
    * them: `pollUntilSettled`, `checkStatus` with a journal, `recover()`, the settlement worker (and so `saleOutcome`
    * of what they record). A word in none of the lists keeps the payment open and is logged at `warn` once per
-   * payment and word. See docs/assumptions.md.
+   * payment and word. See docs/guide/assumptions.md.
    * @defaultValue successful: `successful`, `success`, `completed`; failed: `failed`, `cancelled`, `canceled`,
    * `expired`, `declined`; pending: `pending`, `processing`
    */
@@ -76,7 +76,7 @@ export interface CollectionsClientOptions extends ClientOptions {
    * `MemoryJournal`) stays within it in every 1 s window. Creates go first. `'adaptive'`: the fleet learns the limit,
    * raising its rate while the service accepts and cutting it on 429s. A settlement worker's own `requestsPerSecond`
    * is then a cap for that worker within this budget. Needs a journal that keeps budgets (`takeBudget`; every shipped
-   * store does), else {@link ConfigurationError}. See docs/settlement-worker.md ("One budget per API key").
+   * store does), else {@link ConfigurationError}. See docs/guide/settlement-worker.md ("One budget per API key").
    * @defaultValue none (no shared budget: each settlement worker keeps its own, tills are not limited)
    */
   requestsPerSecond?: number | 'adaptive' | undefined;
@@ -225,7 +225,7 @@ export class CollectionsClient {
    * The collection's status (`GET /v1/collections/check/:referenceId`). `transactionCode` and `reason`
    * may be absent or null while it is pending.
    *
-   * A 404 follows the one rule of docs/assumptions.md ("One 404 rule"): with a journal holding the payment
+   * A 404 follows the one 404 rule (docs/guide/journal.md, "Evidence for not-sent"): with a journal holding the payment
    * `initiating` or `unknown`, it closes the record as `not-sent` only when provable (see `recover()`), and before
    * then rejects with {@link UnknownOutcomeError} carrying `decidableAt`.
    *
@@ -253,7 +253,7 @@ export class CollectionsClient {
    * Checks at once, then after `initialDelayMs` (5 s), then every `intervalMs` growing to `maxIntervalMs`
    * (1.5 s → 2 s), jittered. When you set `intervalMs`, it is also the first pause (unless you set
    * `initialDelayMs` too). Network errors, timeouts, 408, 429 (honouring `Retry-After`) and 5xx keep it
-   * waiting; 400/401/403/422 end it at once. A 404 follows the one 404 rule (docs/assumptions.md): without a
+   * waiting; 400/401/403/422 end it at once. A 404 follows the one 404 rule (docs/guide/journal.md): without a
    * journal (or for a payment the journal does not hold open), it keeps waiting for `notFoundGraceMs` (10 s), then
    * ends with {@link NotFoundError} (no proof the push was never sent); with a journal holding the payment
    * `initiating` or `unknown`, it keeps waiting until a `not-sent` verdict is provable within `maxWaitMs` (then
@@ -306,7 +306,7 @@ export class CollectionsClient {
    * Starts a settlement worker: it settles every open payment of the journal (also those other processes
    * wrote) with one scheduler, at most `requestsPerSecond` status checks in any second (default 10), a
    * pause of every check on a 429, and leases, so workers on several machines share one journal and take
-   * over the payments of a worker that died. Call `stop()` on shutdown. See docs/settlement-worker.md.
+   * over the payments of a worker that died. Call `stop()` on shutdown. See docs/guide/settlement-worker.md.
    *
    * @throws {@link ConfigurationError} when there is no journal to settle.
    * @throws {@link RequestValidationError} naming each bad option.

@@ -59,7 +59,7 @@ export interface PollOptions extends RequestOptions {
   settledStatuses?: readonly string[] | undefined;
 }
 
-/** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/polling.md). @group Polling */
+/** The default schedule, chosen from the polling benchmark (`npm run bench`; see docs/guide/polling.md). @group Polling */
 export const POLL_DEFAULTS = {
   /** The whole wait: 2 minutes. */
   maxWaitMs: 120_000,

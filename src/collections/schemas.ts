@@ -108,7 +108,7 @@ export const CollectionStatusSchema: z.ZodMiniType<CollectionStatus> = z.looseOb
 
 /**
  * A status answer that names its word `status` rather than `statusText` is read from `status` (kept too), so
- * callers see one field; `statusText` wins when both are there. See docs/assumptions.md.
+ * callers see one field; `statusText` wins when both are there. See docs/internals/assumptions-rationale.md.
  */
 const statusTextFromStatus = z.transform((data: unknown) => {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;

@@ -32,7 +32,7 @@ export const SHARED_WINDOW_MS = 1_020;
 /**
  * How long after its failure a request that got no answer (cut by its time limit, an abort or a reset) is assumed to
  * reach the service at the latest: its token stays spent a window after that. A one-way delay longer than this, after
- * the SDK gave the request up, is outside what the shared budget holds (docs/assumptions.md).
+ * the SDK gave the request up, is outside what the shared budget holds (docs/internals/assumptions-rationale.md).
  */
 export const CUT_REQUEST_ARRIVAL_MS = 2_000;
 /**

@@ -1,6 +1,6 @@
 /**
  * The Collections status check (`GET /v1/collections/check/:referenceId`) every entry point shares: one request,
- * the check with retries, `checkStatus`'s own path, and the one 404 rule (see docs/assumptions.md, "One 404 rule").
+ * the check with retries, `checkStatus`'s own path, and the one 404 rule (see docs/internals/assumptions-rationale.md, "One 404 rule").
  *
  * @module
  */

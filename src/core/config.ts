@@ -72,7 +72,7 @@ export interface ClientOptions {
    * The most requests this client has in flight at once; further requests queue (a queued request has
    * not been sent; the caller's abort and a poll's `maxWaitMs` end its wait). Protects the service (and
    * your rate limit) from a fleet of pollers, and bounds the sockets and memory of thousands of pending
-   * polls (see docs/reliability.md). `Infinity` removes the limit.
+   * polls (see docs/guide/reliability.md). `Infinity` removes the limit.
    * @defaultValue 64
    */
   maxConcurrentRequests?: number | undefined;
@@ -116,7 +116,7 @@ export interface ClientOptions {
   onResponse?: ((event: ResponseEvent) => void) | undefined;
   /**
    * Tracing and metrics hooks: `openTelemetry()` of `tap-collections-sdk/otel` gives a span to every call and every
-   * HTTP attempt, and metrics to settlement workers (docs/operating.md). They never see the key, a body or a full
+   * HTTP attempt, and metrics to settlement workers (docs/guide/operating.md). They never see the key, a body or a full
    * phone number.
    * @defaultValue none (nothing is traced; no tracing library is loaded)
    */

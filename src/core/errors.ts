@@ -174,7 +174,7 @@ export class PermissionDeniedError extends ApiError {}
  *
  * From a Collections status check it is **no proof that a push was never sent**: the push may still be on its way,
  * or the read may lag the commit. Never start a sale over on it; with a journal, the SDK closes the payment as
- * `not-sent` only when it can prove nothing can still arrive (see docs/journal.md), and a 404 before then rejects
+ * `not-sent` only when it can prove nothing can still arrive (see docs/guide/journal.md), and a 404 before then rejects
  * with {@link UnknownOutcomeError} carrying `decidableAt`. A 404 that is not the service's own answer (no error
  * envelope, or a base URL that has not proved to serve the Collections API) rejects with {@link ConfigurationError}
  * instead, never as this class.

@@ -1,6 +1,6 @@
 /**
  * Creates that are safe to retry: the one place that decides how a create ends once an attempt's
- * outcome is unknown (see docs/reliability.md, "What proves nothing was created").
+ * outcome is unknown (see docs/guide/reliability.md, "What proves nothing was created").
  *
  * @module
  */

@@ -310,7 +310,7 @@ export class Transport {
     // through a weak reference, so a fetch that watched only the Request's signal could miss the abort.
     // The body goes along too (the same text ky's Request holds): fetch(request, init) without a body in init
     // pipes the Request's body through an identity TransformStream, the costliest step of a POST (profile:
-    // docs/performance.md).
+    // docs/internals/performance.md).
     const withSignal: FetchFunction =
       body === undefined
         ? (input, init) => this.#config.fetch(input, { ...init, signal })

@@ -130,7 +130,7 @@ export interface PaymentRecord {
 export interface PaymentDeployment {
   /** The Collections base URL, normalized (lower-case scheme and host, no default port, no trailing slash). */
   readonly baseUrl: string;
-  /** The API key's account, as an identity that cannot reveal the key (see docs/assumptions.md, key rotation). */
+  /** The API key's account, as an identity that cannot reveal the key (see docs/internals/assumptions-rationale.md, key rotation). */
   readonly account: string;
 }
 

@@ -113,7 +113,7 @@ export const CustomerQuerySchema: z.ZodMiniType<CustomerQuery> = z.looseObject({
 /** @internal The body of a successful submission: `{ success: true, data: <customer query> }`. */
 export const SubmitCustomerQueryResponseSchema = z.looseObject({ data: CustomerQuerySchema });
 
-/** @internal The body of the list endpoint (shape not documented; see docs/assumptions.md): `{ data: [...] }`. */
+/** @internal The body of the list endpoint (shape not documented; see docs/guide/assumptions.md): `{ data: [...] }`. */
 export const ListCustomerQueriesResponseSchema = z.looseObject({ data: z.array(CustomerQuerySchema) });
 
 /** Validates a {@link CustomerQueryInput} by the SDK's input rules; unknown fields are dropped. @group Schemas */
