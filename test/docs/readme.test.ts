@@ -1,7 +1,8 @@
 /**
- * The README's examples, run. Its Tap block runs as written (only its imports are bound to the SDK's source)
- * against the simulator on loopback, twice in a row, as a till makes sale after sale; and the sample output of
- * `npm start` is compared with a real run of the smoke flow.
+ * The README's examples, run. Its first sale runs as written (only its imports are bound to the SDK's source) and
+ * prints what the README says it prints; its Tap block runs against the simulator on loopback, twice in a row, as a
+ * till makes sale after sale; and the sample output of `npm start` is compared with a real run of the smoke flow.
+ * A block's `console` is the test's: what a till shows is what the block logs.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as sdk from '../../src/index.js';
+import * as testing from '../../src/testing/index.js';
 import { type RunningSimulator, startSimulator, TAGS, TAP_API_KEYS } from '../../src/testing/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,18 +25,23 @@ function blockAfter(heading: string, language: string): string {
   return match[1];
 }
 
-type Till = { show(text: string): void };
+type Till = { log(text: string): void };
 type Snippet = (globals: { sdk: typeof sdk; process: { env: Record<string, string> }; till: Till }) => Promise<void>;
 
-/** Compiles a README block into a function: `import { a, b } from 'tap-collections-sdk'` becomes `const { a, b } = sdk`. */
+/**
+ * Compiles a README block into a function: `import { a, b } from 'tap-collections-sdk'` becomes `const { a, b } = sdk`
+ * (and `…/testing`, `testing`); the block's `console` is the till given.
+ */
 function compile(code: string): Snippet {
-  const bound = code.replace(/import\s*{([^}]*)}\s*from\s*'tap-collections-sdk';/g, 'const {$1} = sdk;');
+  const bound = code
+    .replace(/import\s*{([^}]*)}\s*from\s*'tap-collections-sdk';/g, 'const {$1} = sdk;')
+    .replace(/import\s*{([^}]*)}\s*from\s*'tap-collections-sdk\/testing';/g, 'const {$1} = testing;');
   expect(bound).not.toMatch(/^import /m);
-  const js = ts.transpileModule(`async function snippet(sdk, process, till) {\n${bound}\n}`, {
+  const js = ts.transpileModule(`async function snippet(sdk, testing, process, console) {\n${bound}\n}`, {
     compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.Preserve },
   }).outputText;
   const snippet = new Function(`${js}\nreturn snippet;`)() as (...globals: unknown[]) => Promise<void>;
-  return (globals) => snippet(globals.sdk, globals.process, globals.till);
+  return (globals) => snippet(globals.sdk, testing, globals.process, globals.till);
 }
 
 const tapBlock = blockAfter('## Tap: resolve a tapped tag', 'ts');
@@ -48,9 +55,36 @@ describe('the README', () => {
 
   const till = () => {
     const shown: string[] = [];
-    return { shown, show: (text: string) => void shown.push(text) };
+    return { shown, log: (text: string) => void shown.push(text) };
   };
   const env = () => ({ TAP_API_KEY: TAP_API_KEYS.primary, TAP_BASE_URL: running.tapBaseUrl });
+
+  it('first sale runs as written: pushed, settled successful, printed as the README shows', async () => {
+    const screen = till();
+    await compile(blockAfter('## A paid sale in a minute, against the simulator', 'ts'))({ sdk, process: { env: {} }, till: screen });
+    const printed = blockAfter('## A paid sale in a minute, against the simulator', 'text').split('\n');
+    expect(screen.shown).toHaveLength(printed.length);
+    expect(screen.shown[0]).toMatch(/^pushed [0-9a-f]{8}-[0-9a-f-]{27}: pending$/);
+    expect(printed[0]).toMatch(/^pushed [0-9a-f]{8}-…: pending$/);
+    expect(screen.shown.slice(1)).toEqual(printed.slice(1));
+  });
+
+  it('first sale fits on the first screen: at most 15 lines of code, within the first 50 lines of the README', () => {
+    const block = blockAfter('## A paid sale in a minute, against the simulator', 'ts');
+    expect(block.split('\n').filter((line) => line.trim() !== '').length).toBeLessThanOrEqual(15);
+    expect(readme.split('\n').slice(0, 50).join('\n')).toContain(block);
+  });
+
+  it('every ts block defines what it calls: no till, sales or client assumed from elsewhere', () => {
+    const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1] as string);
+    for (const block of blocks) {
+      const code = block.replace(/\/\/.*$/gm, ''); // a comment may name what it does not call
+      for (const name of ['till', 'sales', 'collections', 'tap', 'journal']) {
+        if (new RegExp(`\\b${name}\\.`).test(code))
+          expect(block, `a block uses ${name} without defining it`).toMatch(new RegExp(`const ${name} =`));
+      }
+    }
+  });
 
   it('Tap block runs twice in a row, one customer query per sale', async () => {
     const snippet = compile(tapBlock);
