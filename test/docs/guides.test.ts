@@ -26,7 +26,7 @@ describe('the partner guides', () => {
   });
 
   it('no history labels (a round, an issue or a work item by number) in the README, docs or src', () => {
-    const label = /wave [0-9]|wave-[0-9]|issue #?[0-9]|session [0-9]|fleet-[0-9]+/i;
+    const label = /waves? [0-9]|wave-[0-9]|issues? #?[0-9]|sessions? [0-9]|fleet-[0-9]+/i;
     const files = ['README.md', ...filesUnder('docs/', ['.md']), ...filesUnder('src/', ['.ts'])];
     const found = files.flatMap((file) =>
       read(file)
