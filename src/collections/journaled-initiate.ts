@@ -85,6 +85,9 @@ async function initiateOnce<Result extends InitiatedCollection>(
   call: JournaledSend<Result>,
 ): Promise<Result | InitiatedCollection> {
   const { payment } = call;
+  // The account is the key's identity unless named: a key that cannot be resolved now fails the attempt the same way
+  // (nothing is sent), so the record is written without a deployment and closed `not-sent` by that failure.
+  const deployment = await call.deployment().catch(() => undefined);
   const record: NewPaymentRecord = {
     referenceId: payment.referenceId,
     state: 'initiating',
@@ -95,7 +98,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
     ...(payment.narration === undefined ? {} : { narration: binding.scrubText(payment.narration) }),
     fingerprint: await paymentFingerprint(payment),
     sendWindowMs: call.sendWindowMs,
-    deployment: await call.deployment(),
+    ...(deployment === undefined ? {} : { deployment }),
   };
   // Read before the write is issued: the attempt's deadline counts from here, never from the acknowledgement, so a
   // pause between the write landing and this process hearing of it (GC, a suspended VM, a slow journal) can only

@@ -458,7 +458,33 @@ class Worker implements SettlementWorker {
     // the journal's clock and `Date.now()` this machine's: the quiet start is never longer than itself, so a clock
     // behind the journal's cannot hold a new payment's first check back by the skew (seed 18900: 270 s).
     const quietMs = Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now();
-    this.#schedule(entry, Math.min(this.#plan.initialDelayMs, quietMs));
+    const pauseMs = Math.min(this.#plan.initialDelayMs, quietMs);
+    if (entry.vetted) this.#schedule(entry, pauseMs);
+    else this.#track(this.#vet(entry, pauseMs));
+  }
+
+  /**
+   * Where the payment's push went, checked before it is scheduled (never between a check's start and its request,
+   * which must leave within the lease): this client's deployment → scheduled; another → set aside.
+   */
+  async #vet(entry: Held, pauseMs: number): Promise<void> {
+    try {
+      const mismatch = await this.#context.deploymentMismatch?.(entry);
+      if (entry.gone || this.#stopped) return;
+      if (mismatch instanceof DeploymentMismatchError) {
+        this.#otherDeploymentMet(entry, mismatch);
+        return;
+      }
+      if (mismatch !== undefined) throw mismatch;
+      entry.vetted = true;
+      this.#schedule(entry, pauseMs);
+    } catch (error) {
+      // The key function failed, say: its lease lapses and it is leased again later.
+      this.#context.logger.error(`settlement worker: could not tell where ${entry.referenceId} was pushed; trying again`, reasonOf(error));
+      this.#forget(entry);
+    } finally {
+      this.#pump();
+    }
   }
 
   /** Renews every lease held. Called only with leases held, so it always awaits first. */
@@ -555,13 +581,9 @@ class Worker implements SettlementWorker {
     const token = { taken: false };
     try {
       if (!entry.vetted) {
-        const mismatch = await this.#context.deploymentMismatch?.(entry);
-        if (mismatch instanceof DeploymentMismatchError) {
-          this.#otherDeploymentMet(entry, mismatch);
-          return;
-        }
-        if (mismatch !== undefined) throw mismatch;
-        entry.vetted = true;
+        // Leased again while its earlier check was in flight: checked for its deployment first, then due.
+        this.#track(this.#vet(entry, 0));
+        return;
       }
       let status: CollectionStatus;
       try {
