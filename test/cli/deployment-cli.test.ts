@@ -126,7 +126,7 @@ describe('a worker pointed at the sandbox, on the journal of production', () => 
     } finally {
       await after.close();
     }
+    // The simulator logs each request's path (a status check's names the reference): the sandbox was asked nothing.
     expect(sandbox.process.output().stdout).not.toContain(referenceId);
-    expect(production.process.output().stdout).toContain(referenceId);
   });
 });
