@@ -16,6 +16,7 @@ import { CollectionsClient, UnknownOutcomeError } from '../../src/index.ts';
 import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS } from '../../src/testing/index.ts';
 
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
 let dir: string;
 const children: ChildProcess[] = [];
@@ -91,6 +92,12 @@ describe('a worker pointed at the sandbox, on the journal of production', () => 
     const { referenceId } = pushed as UnknownOutcomeError;
     await journal.close();
 
+    const sandboxEnvironment = {
+      ...process.env,
+      COLLECTIONS_API_KEY: COLLECTIONS_API_KEYS.primary,
+      COLLECTIONS_BASE_URL: sandbox.baseUrl,
+      COLLECTIONS_JOURNAL: '',
+    };
     const worker = start(
       [
         'worker',
@@ -107,7 +114,7 @@ describe('a worker pointed at the sandbox, on the journal of production', () => 
         '--scan-interval-ms',
         '100',
       ],
-      { ...process.env, COLLECTIONS_API_KEY: COLLECTIONS_API_KEYS.primary, COLLECTIONS_BASE_URL: sandbox.baseUrl, COLLECTIONS_JOURNAL: '' },
+      sandboxEnvironment,
     );
     const port = (await worker.waitFor(/on port (\d+)\./))[1];
     const line = (await worker.waitFor(/^error: .*settlement worker: payments pushed to .*$/m, 'stderr'))[0];
@@ -119,6 +126,16 @@ describe('a worker pointed at the sandbox, on the journal of production', () => 
     expect(await health.text()).toContain(production.baseUrl);
     worker.child.kill('SIGTERM');
     await new Promise((resolve) => worker.child.once('exit', resolve));
+
+    // recover from a shell with the same copied environment: each such payment named, the journal untouched, exit 1.
+    const recovering = start(['recover', '--journal', `sqlite:${file}`], sandboxEnvironment);
+    const code = await new Promise((resolve) => recovering.child.once('exit', resolve));
+    expect(code).toBe(1);
+    const { stderr } = recovering.output();
+    expect(stderr).toMatch(
+      new RegExp(`recover: ${referenceId} left unknown: .*${literal(production.baseUrl)}.*${literal(sandbox.baseUrl)}`),
+    );
+    expect(stderr).toContain('ConfigurationError: recover(): 1 payment(s) left open because their push went to another deployment');
 
     const after = new SqliteJournal(file);
     try {

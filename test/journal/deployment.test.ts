@@ -8,6 +8,7 @@
  */
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { showLines } from '../../src/cli/journal.js';
 import {
   type CollectionsClient,
   type CollectionsClientOptions,
@@ -97,6 +98,15 @@ describe('the incident: a process configured for the sandbox, on the journal of 
     const record = await journal.get(REFERENCE_ID);
     expect(record?.deployment).toEqual({ baseUrl: PRODUCTION, account: expect.stringMatching(/^key:[0-9a-f]{16}$/) });
     expect(JSON.stringify(record)).not.toContain(API_KEY);
+  });
+
+  it('journal show prints where the push went: the base URL and the account identity to declare', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const record = (await journal.get(REFERENCE_ID)) as PaymentRecord;
+    const shown = showLines(record, await journal.history(REFERENCE_ID));
+    expect(shown).toContain(`  ${'pushed to'.padEnd(17)} ${PRODUCTION}\n`);
+    expect(shown).toContain(`  ${'account'.padEnd(17)} ${record.deployment?.account}\n`);
   });
 
   it('recover(): the record stays unknown, nothing is asked of the sandbox, and the error names both base URLs', async () => {
