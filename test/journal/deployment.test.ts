@@ -9,6 +9,7 @@
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { showLines } from '../../src/cli/journal.js';
+import { clientFromEnvironment } from '../../src/cli/shared.js';
 import {
   type CollectionsClient,
   type CollectionsClientOptions,
@@ -259,6 +260,26 @@ describe('key rotation: routine, never strands a record', () => {
     // Declared: settled.
     const [record] = await collectionsClient({ ...CLIENT, journal, apiKey: () => rotated, formerAccounts: [oldAccount] }).recover();
     expect(record?.state).toBe('successful');
+  });
+
+  it('the CLI reads COLLECTIONS_FORMER_ACCOUNTS (comma-separated) and COLLECTIONS_ACCOUNT', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const oldAccount = (await journal.get(REFERENCE_ID))?.deployment?.account as string;
+    productionAnswers('successful');
+    vi.stubEnv('COLLECTIONS_API_KEY', 'tap_test_key_rotated_0a1b2c3d');
+    vi.stubEnv('COLLECTIONS_BASE_URL', PRODUCTION);
+    try {
+      await expect((await clientFromEnvironment(journal)).recover()).rejects.toThrow(ConfigurationError);
+      vi.stubEnv('COLLECTIONS_ACCOUNT', 'acme\nproduction');
+      await expect(clientFromEnvironment(journal)).rejects.toThrow(/account must not contain control characters/);
+      vi.stubEnv('COLLECTIONS_ACCOUNT', '');
+      vi.stubEnv('COLLECTIONS_FORMER_ACCOUNTS', ` key:0123456789abcdef , ${oldAccount} `);
+      const [record] = await (await clientFromEnvironment(journal)).recover();
+      expect(record?.state).toBe('successful');
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('with account set, a record is tied to the account: another key of it settles the record', async () => {
