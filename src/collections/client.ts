@@ -177,6 +177,8 @@ export class CollectionsClient {
    * asked twice.
    *
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
+   * @throws {@link ConfigurationError} with a journal, for a payment already in it whose push went to another
+   * deployment (another base URL or account): nothing is sent, the record stays; the message names both.
    * @throws {@link UnprocessableEntityError} when the service rejects a field (`errors` names it).
    * @throws {@link UnknownOutcomeError} when the outcome could not be established: keep the `referenceId`,
    * check it later; never resend with a new one. Once an attempt's outcome was unknown, this is how the call
@@ -234,7 +236,9 @@ export class CollectionsClient {
    *
    * @throws {@link ConfigurationError} for a client without a journal; also, after every payment was checked, when
    * a status check answered a 404 that is not the Collections service's own (the base URL or a proxy is wrong): the
-   * message names `baseUrl` and each payment left open so.
+   * message names `baseUrl` and each payment left open so; likewise for payments whose push went to another
+   * deployment than this client's (another base URL or account, see the option `account`): nothing is asked about
+   * them, and the message names both deployments.
    * @throws {@link JournalError} when the journal cannot be read or written.
    * @throws {@link AuthenticationError} / {@link PermissionDeniedError} when the key cannot check statuses.
    */
@@ -267,7 +271,9 @@ export class CollectionsClient {
    * @throws {@link UnknownOutcomeError} with a journal, for a 404 on an `initiating` or `unknown` payment before
    * its `decidableAt`.
    * @throws {@link ConfigurationError} for a 404 that is not the Collections service's answer (no error envelope, or
-   * a base URL that has not proved to serve the API): `baseUrl` or a proxy is wrong; nothing is recorded.
+   * a base URL that has not proved to serve the API): `baseUrl` or a proxy is wrong; nothing is recorded. Also, with a
+   * journal, for a payment pushed to another deployment (another base URL or account): nothing is sent, and the
+   * message names both deployments.
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
@@ -290,7 +296,7 @@ export class CollectionsClient {
    * `initiating` or `unknown`, it keeps waiting until a `not-sent` verdict is provable within `maxWaitMs` (then
    * recorded, and the poll ends with a `NotFoundError` saying so), else ends at `maxWaitMs` with
    * {@link UnknownOutcomeError} carrying `decidableAt`. A 404 that is not the service's own ends it at once with
-   * {@link ConfigurationError}. `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is
+   * {@link ConfigurationError}, as does, with a journal, a payment pushed to another deployment (nothing is sent). `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is
    * not used).
    *
    * @throws {@link PollTimeoutError} at `maxWaitMs` (2 min), even with a request in flight. The payment may
