@@ -12,9 +12,11 @@ const USAGE = `Usage: tap-collections-sdk recover --journal <url>
 Checks every open payment of the journal (initiating, pending, unknown) with the service and moves it on, as
 CollectionsClient.recover() does after a restart, then prints each payment it looked at and what a till shows.
 
-Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL, COLLECTIONS_JOURNAL (default for --journal).
-A 404 that is not the Collections API's own answer (a wrong COLLECTIONS_BASE_URL or proxy) closes nothing: each such
-payment is named on stderr, stays as it was, and the command exits 1 with a ConfigurationError.
+Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL, COLLECTIONS_JOURNAL (default for --journal),
+COLLECTIONS_ACCOUNT (the key's account name), COLLECTIONS_FORMER_ACCOUNTS (comma-separated identities of rotated keys).
+A 404 that is not the Collections API's own answer (a wrong COLLECTIONS_BASE_URL or proxy), or a payment pushed to
+another deployment (another base URL or account), closes nothing: each such payment is named on stderr, stays as it
+was, and the command exits 1 with a ConfigurationError.
 Exit codes: 0 done (payments the service could not be asked about stay open), 1 failed, 2 bad usage.
 
 Options:

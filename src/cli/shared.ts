@@ -140,10 +140,17 @@ export async function openJournal(url: string | undefined): Promise<PaymentJourn
   throw new UsageError(`--journal must be sqlite:<file> or postgres://…, got '${describeJournal(given)}'`);
 }
 
+/** The environment variable naming the API key's account (the client option `account`). */
+export const ACCOUNT_VARIABLE = 'COLLECTIONS_ACCOUNT';
+/** The environment variable listing former account identities, comma-separated (the client option `formerAccounts`). */
+export const FORMER_ACCOUNTS_VARIABLE = 'COLLECTIONS_FORMER_ACCOUNTS';
+
 /**
- * A client from `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL`, with the key's shared budget when given (default:
- * none); its warnings go to stderr, one line each.
+ * A client from `COLLECTIONS_API_KEY` and `COLLECTIONS_BASE_URL` (and `COLLECTIONS_ACCOUNT`,
+ * `COLLECTIONS_FORMER_ACCOUNTS` when set), with the key's shared budget when given (default: none); its warnings go to
+ * stderr, one line each.
  */
+
 export async function clientFromEnvironment(
   journal?: PaymentJournal,
   instrumentation?: Instrumentation,
@@ -152,10 +159,22 @@ export async function clientFromEnvironment(
   const { CollectionsClient } = await import('../index.js');
   const line = (level: string) => (message: string) => process.stderr.write(`${level}: ${printable(oneLine(message))}\n`);
   const quiet = () => undefined;
+  // The account a journal's records are tied to (see CollectionsClientOptions.account / formerAccounts).
+  const account = process.env[ACCOUNT_VARIABLE];
+  const former = process.env[FORMER_ACCOUNTS_VARIABLE];
   return new CollectionsClient({
     ...(journal === undefined ? {} : { journal }),
     ...(instrumentation === undefined ? {} : { instrumentation }),
     ...keyBudget,
+    ...(account === undefined || account === '' ? {} : { account }),
+    ...(former === undefined || former.trim() === ''
+      ? {}
+      : {
+          formerAccounts: former
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter((entry) => entry !== ''),
+        }),
     logger: { debug: quiet, info: quiet, warn: line('warning'), error: line('error') },
   });
 }

@@ -29,7 +29,8 @@ Runs a settlement worker: it settles every open payment of the journal (those ot
 --rps status checks per second, sharing the journal with other workers through leases. Stops on SIGTERM or SIGINT,
 releasing its leases.
 
-Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL, ${JOURNAL_VARIABLE} (default for --journal).
+Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL, ${JOURNAL_VARIABLE} (default for --journal),
+COLLECTIONS_ACCOUNT (the key's account name), COLLECTIONS_FORMER_ACCOUNTS (comma-separated identities of rotated keys).
 Exit codes: 0 stopped by a signal, 1 could not start or stopped by a failure, 2 bad usage.
 
 Options:
@@ -51,7 +52,8 @@ Options:
 GET /healthz answers 200 once the journal answers a read (each probe reads it), 503 before, while it does not,
 while stopping, and while the service's 404s cannot be trusted (a 404 that is not the Collections API's own
 answer: COLLECTIONS_BASE_URL or a proxy is wrong; no payment is closed on a 404 then, and the worker logs it at
-error). GET /metrics answers the Prometheus text format (tap_collections_worker_*).
+error), and while it meets payments pushed to another deployment (another base URL or account: they are left open
+and never asked about here; logged at error naming both base URLs). GET /metrics answers the Prometheus text format (tap_collections_worker_*).
 `;
 
 const OPTIONS = {

@@ -163,10 +163,12 @@ const DIGEST_LABEL = new TextEncoder().encode('tap-collections-sdk/rate-budget/v
 /**
  * What identifies a key's budget in a journal: HMAC-SHA-256 of a fixed label under the key, in hex. The key is
  * never stored; the digest cannot be turned back into it, and a different key (a rotation) is a different budget.
+ * Another `label` gives another identity of the same key (each use of an identity has its own label, so one stored
+ * identity can never be matched against another kind).
  */
-export async function keyDigest(apiKey: string): Promise<string> {
+export async function keyDigest(apiKey: string, label: Uint8Array<ArrayBuffer> = DIGEST_LABEL): Promise<string> {
   const subtle = globalThis.crypto.subtle;
   const key = await subtle.importKey('raw', new TextEncoder().encode(apiKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = new Uint8Array(await subtle.sign('HMAC', key, DIGEST_LABEL));
+  const mac = new Uint8Array(await subtle.sign('HMAC', key, label));
   return Array.from(mac, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }

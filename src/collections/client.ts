@@ -15,11 +15,11 @@ import { bearerAuth, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
-import { RecordWatch } from '../journal/record-watch.js';
 import { sharedBudgetsOf } from './budget-options.js';
 import { createCollection, sendWindowMs } from './create-collection.js';
+import { ClientDeployment } from './deployment.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
-import { JournalBinding } from './journal-binding.js';
+import { JournalBinding, watchOf } from './journal-binding.js';
 import { initiateWithJournal } from './journaled-initiate.js';
 import { NotFoundEvidence } from './not-found-evidence.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
@@ -87,6 +87,23 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue 10000
    */
   budgetLeaseMs?: number | undefined;
+  /**
+   * The name of the API key's account, e.g. `acme-production`. Each journaled payment records the deployment its push
+   * went to (the base URL and this account), and only answers from that deployment move it: a client configured for
+   * another (the sandbox's base URL, another account's key) leaves it open and says so. Named, records are tied to
+   * the account, not to a key, so rotating the key changes nothing. At most 100 characters, no control characters.
+   * @defaultValue none: the account is the key's identity (`key:` and 16 hex digits of an HMAC under the key, from
+   * which the key cannot be learnt); every key the client's key function returns in this process counts as the same
+   * account, and keys used before a restart are declared with `formerAccounts`. See docs/journal.md.
+   */
+  account?: string | undefined;
+  /**
+   * Account identities this client also answers for, as a `ConfigurationError` or `journal show` prints them (e.g.
+   * `key:3f9c0a17b2d4e681` for a key rotated away before a restart, or an earlier `account` name): payments pushed
+   * under them, to this client's base URL, are settled by this client.
+   * @defaultValue none
+   */
+  formerAccounts?: readonly string[] | undefined;
 }
 
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
@@ -114,6 +131,8 @@ export class CollectionsClient {
   /** Whether a status check's 404 is the service's own answer: the one judgement every entry point uses. */
   readonly #evidence: NotFoundEvidence;
   readonly #checks: StatusChecks;
+  /** Where this client's pushes go (its base URL and account): the one check that an answer is about a record. */
+  readonly #deployment: ClientDeployment;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -132,9 +151,17 @@ export class CollectionsClient {
     this.#phoneNumberFormat = format;
     this.#statusWords = new StatusWords(options?.statusWords);
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
+    const transport = this.#transport;
+    const deployment = new ClientDeployment(config.baseUrl, options, config.apiKey, () =>
+      transport.apiKey(transport.settingsFor(undefined)),
+    );
+    this.#transport.onKey((apiKey) => deployment.noteKey(apiKey));
+    this.#deployment = deployment;
     this.#journal =
-      options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
-    this.#evidence = new NotFoundEvidence(() => this.health());
+      options?.journal === undefined
+        ? undefined
+        : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords, deployment);
+    this.#evidence = new NotFoundEvidence(() => this.health(), config.baseUrl);
     this.#checks = new StatusChecks(this.#transport, this.#statusWords, this.#journal, this.#evidence);
     const budgets = sharedBudgetsOf(options, this.#transport.logger);
     if (budgets !== undefined) this.#transport.useSharedBudgets(budgets);
@@ -150,6 +177,8 @@ export class CollectionsClient {
    * asked twice.
    *
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
+   * @throws {@link ConfigurationError} with a journal, for a payment already in it whose push went to another
+   * deployment (another base URL or account): nothing is sent, the record stays; the message names both.
    * @throws {@link UnprocessableEntityError} when the service rejects a field (`errors` names it).
    * @throws {@link UnknownOutcomeError} when the outcome could not be established: keep the `referenceId`,
    * check it later; never resend with a new one. Once an attempt's outcome was unknown, this is how the call
@@ -177,11 +206,15 @@ export class CollectionsClient {
         const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
         return initiateWithJournal(journal, {
           payment,
+          deployment: () => journal.deployment.current(),
           sendWindowMs: sendWindowMs(settings),
           attemptTimeoutMs: settings.timeoutMs,
           send: (beforeAttempt) =>
             createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, beforeAttempt),
-          check: () => this.#checks.find(referenceId, settings),
+          check: async () => {
+            const found = await this.#checks.find(referenceId, settings);
+            return found instanceof NotFoundError ? undefined : found;
+          },
           signal: settings.signal,
         });
       },
@@ -203,7 +236,9 @@ export class CollectionsClient {
    *
    * @throws {@link ConfigurationError} for a client without a journal; also, after every payment was checked, when
    * a status check answered a 404 that is not the Collections service's own (the base URL or a proxy is wrong): the
-   * message names `baseUrl` and each payment left open so.
+   * message names `baseUrl` and each payment left open so; likewise for payments whose push went to another
+   * deployment than this client's (another base URL or account, see the option `account`): nothing is asked about
+   * them, and the message names both deployments.
    * @throws {@link JournalError} when the journal cannot be read or written.
    * @throws {@link AuthenticationError} / {@link PermissionDeniedError} when the key cannot check statuses.
    */
@@ -236,7 +271,9 @@ export class CollectionsClient {
    * @throws {@link UnknownOutcomeError} with a journal, for a 404 on an `initiating` or `unknown` payment before
    * its `decidableAt`.
    * @throws {@link ConfigurationError} for a 404 that is not the Collections service's answer (no error envelope, or
-   * a base URL that has not proved to serve the API): `baseUrl` or a proxy is wrong; nothing is recorded.
+   * a base URL that has not proved to serve the API): `baseUrl` or a proxy is wrong; nothing is recorded. Also, with a
+   * journal, for a payment pushed to another deployment (another base URL or account): nothing is sent, and the
+   * message names both deployments.
    */
   async checkStatus(referenceId: string, options?: RequestOptions): Promise<CollectionStatus> {
     const reference = checkReferenceId(referenceId);
@@ -259,7 +296,7 @@ export class CollectionsClient {
    * `initiating` or `unknown`, it keeps waiting until a `not-sent` verdict is provable within `maxWaitMs` (then
    * recorded, and the poll ends with a `NotFoundError` saying so), else ends at `maxWaitMs` with
    * {@link UnknownOutcomeError} carrying `decidableAt`. A 404 that is not the service's own ends it at once with
-   * {@link ConfigurationError}. `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is
+   * {@link ConfigurationError}, as does, with a journal, a payment pushed to another deployment (nothing is sent). `timeoutMs` bounds each status request; retries are the poll's own (`maxRetries` is
    * not used).
    *
    * @throws {@link PollTimeoutError} at `maxWaitMs` (2 min), even with a request in flight. The payment may
@@ -275,10 +312,17 @@ export class CollectionsClient {
     return this.#transport.traced(
       'collections.pollUntilSettled',
       this.#transport.settingsFor(options),
-      (settings) =>
-        pollUntilSettled(
+      (settings) => {
+        // The record's deployment is read once, before the first check (it never changes): a payment pushed to
+        // another deployment is never asked about here.
+        let guarded = this.#journal === undefined;
+        return pollUntilSettled(
           reference,
           async (timeoutMs, deadline) => {
+            if (!guarded) {
+              await this.#journal?.guard(reference);
+              guarded = true;
+            }
             const once = { ...settings, maxRetries: 0, timeoutMs, deadline };
             let status: CollectionStatus;
             try {
@@ -296,7 +340,8 @@ export class CollectionsClient {
           this.#transport.logger,
           this.#statusWords,
           this.#journal !== undefined,
-        ),
+        );
+      },
       undefined,
       { referenceId: reference },
     );
@@ -330,9 +375,9 @@ export class CollectionsClient {
       journal,
       check,
       judgeNotFound: (error) => this.#evidence.judge(error),
-      // The client's own watch when the worker settles the client's journal: a payment this process wrote counts
-      // from its own write. Another journal: a watch of its own.
-      watch: journal === this.#journal?.journal ? this.#journal.watch : new RecordWatch(),
+      // The journal's one watch in this process: a payment any client here wrote or read counts from then.
+      watch: watchOf(journal),
+      deploymentMismatch: (record) => this.#deployment.mismatch(record),
       timeoutMs: settings.timeoutMs,
       maxRetryAfterMs: this.#transport.maxRetryAfterMs,
       // The client's check awaits beforeSend where the request leaves: the worker's token is taken there.

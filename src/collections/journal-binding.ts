@@ -18,10 +18,27 @@ import {
   settleNotFound,
   verdictBound,
 } from '../journal/state-machine.js';
+import type { ClientDeployment } from './deployment.js';
 import type { CollectionStatus } from './schemas.js';
 import type { StatusWords } from './status-words.js';
 
 const JOURNAL_METHODS = ['insert', 'transition', 'now', 'get', 'list', 'history'] as const;
+
+/** The watch of each journal object in this process: every client (and worker) on one journal shares it. */
+const WATCHES = new WeakMap<object, RecordWatch>();
+
+/**
+ * This process's one watch of `journal`'s open records: a record one client wrote or read counts as watched by every
+ * client of the process on that journal, so an app that builds a client per request still reaches a verdict.
+ */
+export function watchOf(journal: object): RecordWatch {
+  let watch = WATCHES.get(journal);
+  if (watch === undefined) {
+    watch = new RecordWatch();
+    WATCHES.set(journal, watch);
+  }
+  return watch;
+}
 
 /** The journal as the client uses it. */
 export class JournalBinding {
@@ -33,12 +50,14 @@ export class JournalBinding {
   readonly inFlight = new Map<string, Promise<unknown>>();
   /**
    * This process's own watch of the open records it wrote or read (the second measure of a record's age before
-   * `not-sent`; see `RecordWatch`). Shared by the client's settlement worker when it settles the same journal.
+   * `not-sent`; see `RecordWatch`): the journal's, shared by every client and settlement worker of the process on it.
    */
   readonly watch: RecordWatch;
+  /** Where the client's pushes go: written into each new record, and checked before any answer moves one. */
+  readonly deployment: ClientDeployment;
 
-  /** @param watch - The process's watch of open records (a new one by default). */
-  constructor(journal: unknown, logger: LevelLogger, statusWords: StatusWords, watch: RecordWatch = new RecordWatch()) {
+  /** @param watch - The process's watch of open records (by default the journal's, see {@link watchOf}). */
+  constructor(journal: unknown, logger: LevelLogger, statusWords: StatusWords, deployment: ClientDeployment, watch?: RecordWatch) {
     if (!isPaymentJournal(journal)) {
       throw new ConfigurationError(
         `Invalid CollectionsClient options: journal must be a PaymentJournal (${JOURNAL_METHODS.join(', ')}; see checkPaymentJournal)`,
@@ -47,7 +66,28 @@ export class JournalBinding {
     this.journal = journal;
     this.logger = logger;
     this.statusWords = statusWords;
-    this.watch = watch;
+    this.deployment = deployment;
+    this.watch = watch ?? watchOf(journal);
+  }
+
+  /**
+   * Whether this client's answers are evidence about `record`: `undefined` when they are (its push went to this
+   * client's base URL and account, or it predates deployments), else the {@link ConfigurationError} (a
+   * `DeploymentMismatchError`) naming both base URLs and both account identities. Every path that sends a request
+   * about a journaled payment (a status check, a resend) asks this first, and sends nothing when it is defined.
+   */
+  deploymentMismatch(record: PaymentRecord): Promise<ConfigurationError | undefined> {
+    return this.deployment.mismatch(record);
+  }
+
+  /**
+   * Rejects with the record's {@link deploymentMismatch} before a request about `referenceId` leaves; resolves when
+   * the journal does not hold it, or its push went to this client's deployment.
+   */
+  async guard(referenceId: string): Promise<void> {
+    const record = await this.use('read the payment', referenceId, (journal) => journal.get(referenceId));
+    const mismatch = record === undefined ? undefined : await this.deploymentMismatch(record);
+    if (mismatch !== undefined) throw mismatch;
   }
 
   /** Runs a journal operation; its failure becomes a {@link JournalError} saying what could not be done. */

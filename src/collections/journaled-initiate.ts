@@ -24,7 +24,7 @@ import { monotonicNow } from '../core/monotonic.js';
 import { maskPhoneNumber } from '../core/redact.js';
 import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
-import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
+import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentDeployment, type PaymentRecord } from '../journal/journal.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
 import { type JournalBinding, paymentError } from './journal-binding.js';
 import { requestIdOf, withRequestId } from './request-id.js';
@@ -40,6 +40,8 @@ const BY = 'initiate';
 export interface JournaledSend<Result extends InitiatedCollection> {
   /** The payment, `phoneNumber` in international form, `referenceId` lower case. */
   readonly payment: FingerprintedPayment;
+  /** Where the push goes (the client's base URL and account): written into the record before anything is sent. */
+  readonly deployment: () => Promise<PaymentDeployment>;
   /**
    * How long after an attempt's journal write it (and the attempts after it) can still reach the service:
    * every attempt's time limit plus the backoff between them.
@@ -83,6 +85,9 @@ async function initiateOnce<Result extends InitiatedCollection>(
   call: JournaledSend<Result>,
 ): Promise<Result | InitiatedCollection> {
   const { payment } = call;
+  // The account is the key's identity unless named: a key that cannot be resolved now fails the attempt the same way
+  // (nothing is sent), so the record is written without a deployment and closed `not-sent` by that failure.
+  const deployment = await call.deployment().catch(() => undefined);
   const record: NewPaymentRecord = {
     referenceId: payment.referenceId,
     state: 'initiating',
@@ -93,6 +98,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
     ...(payment.narration === undefined ? {} : { narration: binding.scrubText(payment.narration) }),
     fingerprint: await paymentFingerprint(payment),
     sendWindowMs: call.sendWindowMs,
+    ...(deployment === undefined ? {} : { deployment }),
   };
   // Read before the write is issued: the attempt's deadline counts from here, never from the acknowledgement, so a
   // pause between the write landing and this process hearing of it (GC, a suspended VM, a slow journal) can only
@@ -168,7 +174,10 @@ async function reconcile<Result extends InitiatedCollection>(
         },
       ]);
   }
-  // initiating or unknown, and not being sent by this process: an earlier process (or call) may have sent it.
+  // initiating or unknown, and not being sent by this process: an earlier process (or call) may have sent it. Only
+  // the deployment it was pushed to can say whether it holds it; nothing is asked or sent elsewhere.
+  const mismatch = await binding.deploymentMismatch(existing);
+  if (mismatch !== undefined) throw mismatch;
   const found = await checkOrUnknown(binding, call, existing);
   if (found !== undefined) {
     await binding.observeAfterSending(referenceId, binding.statusObservation(found), BY);

@@ -28,10 +28,15 @@ export class NotFoundEvidence {
   /** The last time `/health` answered as no Collections API does (monotonic ms), and what it answered. */
   #refused: { at: number; error: WrongBaseUrlError } | undefined;
   readonly #probeHealth: () => Promise<unknown>;
+  readonly #baseUrl: string | undefined;
 
-  /** @param probeHealth - `GET /health` with the client's retries; it resolves on 2xx. */
-  constructor(probeHealth: () => Promise<unknown>) {
+  /**
+   * @param probeHealth - `GET /health` with the client's retries; it resolves on 2xx.
+   * @param baseUrl - The client's base URL, named by every error that says it does not answer as the service.
+   */
+  constructor(probeHealth: () => Promise<unknown>, baseUrl?: string) {
     this.#probeHealth = probeHealth;
+    this.#baseUrl = baseUrl;
   }
 
   /** True once the base URL has proved itself in this process. */
@@ -54,13 +59,18 @@ export class NotFoundEvidence {
    */
   async judge(error: NotFoundError): Promise<void> {
     if (!error.serviceEnvelope) {
-      throw wrongBaseUrl(
+      throw new WrongBaseUrlError(
         `a status check answered HTTP 404 without the Collections API's error envelope (${describeBody(error.body)})`,
         error,
+        this.#baseUrl,
       );
     }
     if (error.code !== undefined && ROUTE_CODE.test(error.code)) {
-      throw wrongBaseUrl(`a status check answered HTTP 404 with code ${error.code}, which names a route, not a collection`, error);
+      throw new WrongBaseUrlError(
+        `a status check answered HTTP 404 with code ${error.code}, which names a route, not a collection`,
+        error,
+        this.#baseUrl,
+      );
     }
     if (this.#proved) return;
     const refused = this.#refused;
@@ -77,7 +87,7 @@ export class NotFoundEvidence {
       this.markProved();
     } catch (error) {
       if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
-        const refusal = wrongBaseUrl(`GET /health answered HTTP ${error.status}`, error);
+        const refusal = new WrongBaseUrlError(`GET /health answered HTTP ${error.status}`, error, this.#baseUrl);
         this.#refused = { at: performance.now(), error: refusal };
         throw refusal;
       }
@@ -91,17 +101,17 @@ export class NotFoundEvidence {
  * (its `name` says so too); the class lets `recover()` and the worker tell it from a bad `apiKey` function.
  */
 export class WrongBaseUrlError extends ConfigurationError {
-  constructor(what: string, cause: unknown) {
+  /** The base URL that does not answer as the service (when the client named it). */
+  readonly baseUrl: string | undefined;
+
+  constructor(what: string, cause: unknown, baseUrl?: string) {
     super(
-      `CollectionsClient: the base URL does not answer as the Collections API: ${what}. Such a 404 proves nothing about a payment, so nothing was decided (a journaled payment stays open). Check baseUrl / COLLECTIONS_BASE_URL and any proxy in front of the service.`,
+      `CollectionsClient: the base URL does not answer as the Collections API${baseUrl === undefined ? '' : ` (${baseUrl})`}: ${what}. Such a 404 proves nothing about a payment, so nothing was decided (a journaled payment stays open). Check baseUrl / COLLECTIONS_BASE_URL and any proxy in front of the service.`,
       { cause },
     );
     this.name = 'ConfigurationError';
+    this.baseUrl = baseUrl;
   }
-}
-
-function wrongBaseUrl(what: string, cause: unknown): WrongBaseUrlError {
-  return new WrongBaseUrlError(what, cause);
 }
 
 /** What kind of body a 404 had, in a few words (never its content, which may carry personal data). */

@@ -8,6 +8,7 @@ import {
   AuthenticationError,
   ConfigurationError,
   JournalError,
+  NotFoundError,
   type PaymentContradictionError,
   PermissionDeniedError,
   RequestValidationError,
@@ -15,6 +16,7 @@ import {
 import { UUID_PATTERN } from '../core/uuid.js';
 import { OPEN_PAYMENT_STATES, type PaymentRecord } from '../journal/journal.js';
 import type { Advanced, PaymentObservation } from '../journal/state-machine.js';
+import { DeploymentMismatchError } from './deployment.js';
 import { type JournalBinding, throwIfContradicted } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import { WrongBaseUrlError } from './not-found-evidence.js';
@@ -39,10 +41,10 @@ export interface RecoverOptions extends RequestOptions {
 }
 
 /**
- * A status check by reference with the call's retries: the status, or `undefined` on the service's own 404
- * (`WrongBaseUrlError` for any other 404).
+ * A status check by reference with the call's retries: the status, or the service's own 404 (its request id decides
+ * a `not-sent`; `WrongBaseUrlError` for any other 404).
  */
-export type RecoverCheck = (referenceId: string, options: RequestOptions) => Promise<CollectionStatus | undefined>;
+export type RecoverCheck = (referenceId: string, options: RequestOptions) => Promise<CollectionStatus | NotFoundError>;
 
 /** Errors that no other record would escape: stop and reject rather than leave every record "unreachable". */
 function isFatal(error: unknown): boolean {
@@ -88,17 +90,23 @@ export async function recoverPayments(
 
   let next = 0;
   let fatal: { error: unknown } | undefined;
-  /** Payments left open because a 404 was not the service's own (a wrong base URL or proxy), with the first such error. */
+  /**
+   * Payments left open because a 404 was not the service's own (a wrong base URL or proxy), or because their push
+   * went to another deployment, with the first such error.
+   */
   const misdirected: PaymentRecord[] = [];
-  let wrongBaseUrl: WrongBaseUrlError | undefined;
+  let wrongBaseUrl: WrongBaseUrlError | DeploymentMismatchError | undefined;
 
   const recoverOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
     try {
+      // Nothing is asked about a payment pushed to another deployment: that service's answer is no evidence.
+      const mismatch = await binding.deploymentMismatch(record);
+      if (mismatch !== undefined) throw mismatch;
       return await settleOne(record);
     } catch (error) {
       if (requestOptions.signal?.aborted) throw error;
-      if (error instanceof WrongBaseUrlError) {
-        // Said per payment, and the call fails once all were checked: a 404 that is not the service's proves nothing.
+      if (error instanceof WrongBaseUrlError || error instanceof DeploymentMismatchError) {
+        // Said per payment, and the call fails once all were checked: an answer that is not evidence proves nothing.
         wrongBaseUrl ??= error;
         misdirected.push(record);
         binding.logger.error(`recover: ${record.referenceId} left ${record.state}: ${error.message}`);
@@ -114,7 +122,7 @@ export async function recoverPayments(
 
   const settleOne = async (record: PaymentRecord): Promise<PaymentRecord> => {
     const status = await check(record.referenceId, requestOptions);
-    if (status !== undefined) {
+    if (!(status instanceof NotFoundError)) {
       const observation = binding.statusObservation(status);
       const moved = await binding.observe(record.referenceId, observation, 'recover');
       noteContradiction(record.referenceId, moved, observation);
@@ -130,7 +138,7 @@ export async function recoverPayments(
       notFoundGraceMs,
       async () => {
         const again = await check(record.referenceId, requestOptions);
-        return again === undefined ? 'not-found' : binding.statusObservation(again);
+        return again instanceof NotFoundError ? { kind: 'not-found', requestId: again.requestId } : binding.statusObservation(again);
       },
       'recover',
     );
@@ -162,12 +170,18 @@ export async function recoverPayments(
 /** How many payments the error of a misdirected `recover()` names (the log names every one). */
 const NAMED = 20;
 
-/** `recover()`'s error when some 404s were not the service's: every payment so left open, by reference and state. */
-function leftOpen(records: readonly PaymentRecord[], first: WrongBaseUrlError): ConfigurationError {
+/**
+ * `recover()`'s error when some answers were no evidence (a 404 not the service's, or a payment pushed to another
+ * deployment): every payment so left open, by reference and state, and what the first such error said.
+ */
+function leftOpen(records: readonly PaymentRecord[], first: WrongBaseUrlError | DeploymentMismatchError): ConfigurationError {
   const named = records.slice(0, NAMED).map((record) => `${record.referenceId} (${record.state})`);
   const more = records.length > NAMED ? ` and ${records.length - NAMED} more (each is in the log)` : '';
-  return new ConfigurationError(
-    `recover(): ${records.length} payment(s) left open because the base URL does not answer as the Collections API (check baseUrl / COLLECTIONS_BASE_URL and any proxy): ${named.join(', ')}${more}`,
-    { cause: first },
-  );
+  const why =
+    first instanceof DeploymentMismatchError
+      ? `their push went to another deployment than this client's (first: ${first.recorded.baseUrl}, account ${first.recorded.account}; this client: ${first.configured.baseUrl}, account ${first.configured.account})`
+      : 'the base URL does not answer as the Collections API (check baseUrl / COLLECTIONS_BASE_URL and any proxy)';
+  return new ConfigurationError(`recover(): ${records.length} payment(s) left open because ${why}: ${named.join(', ')}${more}`, {
+    cause: first,
+  });
 }

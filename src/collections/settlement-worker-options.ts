@@ -95,10 +95,27 @@ export interface SettlementWorker {
    * base URL that has not proved to serve the API: a wrong `baseUrl` or proxy): the `ConfigurationError` naming
    * `baseUrl`. Meanwhile no payment is closed on a 404 (each stays open and is checked on); it was logged at `error`
    * when it began, and the CLI worker's `/healthz` answers 503. Cleared (`undefined`) as soon as a check answers as
-   * the service does again (a status, or its own 404). @defaultValue `undefined`
+   * the service does again (a status, or its own 404).
+   *
+   * Also set while the worker meets payments whose push went to another deployment (another base URL, or another
+   * account's key): the `ConfigurationError` naming both base URLs and both accounts. Such a payment is never asked
+   * about; it stays open, set aside for a few minutes at a time (its lease held, so it is not leased again at once),
+   * for a worker of its own deployment. Cleared once no such payment has been met for {@link MISMATCH_MEMORY_MS}.
+   * @defaultValue `undefined`
    */
   readonly configurationProblem: ConfigurationError | undefined;
 }
+
+/**
+ * How long a payment of another deployment is set aside (its lease held) before the worker looks at it again, and
+ * how long after the last such payment the worker's `configurationProblem` stays set.
+ */
+export const SET_ASIDE_MS = 60_000;
+/** See {@link SettlementWorker.configurationProblem}. */
+export const MISMATCH_MEMORY_MS = 3 * SET_ASIDE_MS;
+
+/** What a deployment check reads of a record. */
+export type DeployedRecord = Pick<PaymentRecord, 'referenceId' | 'state' | 'deployment'>;
 
 /** What the worker needs from its client. */
 export interface SettlementWorkerContext {
@@ -128,6 +145,11 @@ export interface SettlementWorkerContext {
   readonly judgeNotFound: (error: NotFoundError) => Promise<void>;
   /** This process's watch of open records (the second measure of their age; see `RecordWatch`). */
   readonly watch: RecordWatch;
+  /**
+   * Whether the client's answers are evidence about a record (see `JournalBinding.deploymentMismatch`): `undefined`
+   * when they are, else the error naming both deployments. @defaultValue every record is this client's
+   */
+  readonly deploymentMismatch?: ((record: DeployedRecord) => Promise<ConfigurationError | undefined>) | undefined;
   /** The client's per-attempt time limit. */
   readonly timeoutMs: number;
   /** The client's retries after a first attempt (bounds how long an `initiate` can last). */

@@ -19,15 +19,18 @@ import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors
 import { isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
-import { isOpenPaymentState, type PaymentRecord, type PaymentState } from '../journal/journal.js';
+import { isOpenPaymentState, type PaymentDeployment, type PaymentRecord, type PaymentState } from '../journal/journal.js';
 import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
+import { DeploymentMismatchError } from './deployment.js';
 import { scrubObservation } from './journal-binding.js';
 import { WrongBaseUrlError } from './not-found-evidence.js';
 import { agedPauseMs, pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
 import {
+  MISMATCH_MEMORY_MS,
   type Plan,
   plan,
+  SET_ASIDE_MS,
   type SettlementWorker,
   type SettlementWorkerContext,
   type SettlementWorkerOptions,
@@ -52,6 +55,10 @@ interface Held extends DueItem {
   readonly createdAt: number;
   /** Its first check by this worker, of a payment younger than a minute: served before re-checks. */
   fresh: boolean;
+  /** Where its push went (absent on records of earlier releases). */
+  readonly deployment: PaymentDeployment | undefined;
+  /** True once its deployment was found to be this client's (checked before its first check). */
+  vetted: boolean;
 }
 
 /** A payment younger than this on its first check is "new": its first check goes before every re-check. */
@@ -119,6 +126,10 @@ class Worker implements SettlementWorker {
   #scanning: Promise<void> | undefined;
   #renewing: Promise<void> | undefined;
   #configurationProblem: ConfigurationError | undefined;
+  /** The last payment of another deployment met, and when (`Date.now()`): reported until it is long past. */
+  #otherDeployment: { error: DeploymentMismatchError; at: number } | undefined;
+  /** The deployments (base URL and account) of payments set aside so far: each said once at `error`. */
+  readonly #saidDeployments = new Set<string>();
 
   constructor(context: SettlementWorkerContext, options: SettlementWorkerOptions) {
     this.#plan = plan(options);
@@ -151,14 +162,42 @@ class Worker implements SettlementWorker {
   };
 
   get configurationProblem(): ConfigurationError | undefined {
-    return this.#configurationProblem;
+    if (this.#configurationProblem !== undefined) return this.#configurationProblem;
+    const other = this.#otherDeployment;
+    return other !== undefined && Date.now() - other.at < MISMATCH_MEMORY_MS ? other.error : undefined;
+  }
+
+  /**
+   * A payment pushed to another deployment: never asked about here. Said at `error` once per deployment (naming both
+   * base URLs and accounts), reported as unhealthy, and set aside: its lease held for a while, then left to lapse, so
+   * it is neither checked nor leased again in a loop, and a worker of its own deployment can take it.
+   */
+  #otherDeploymentMet(entry: Held, error: DeploymentMismatchError): void {
+    const seen = `${error.recorded.baseUrl} ${error.recorded.account}`;
+    if (!this.#saidDeployments.has(seen) || this.configurationProblem === undefined) {
+      this.#saidDeployments.add(seen);
+      this.#context.logger.error(
+        `settlement worker: payments pushed to ${error.recorded.baseUrl} (account ${error.recorded.account}) are left open: this worker's client is configured for ${error.configured.baseUrl} (account ${error.configured.account}), whose answers are no evidence about them (first seen: ${entry.referenceId}). Run a worker configured for that deployment; for a rotated API key, declare the former account (formerAccounts / COLLECTIONS_FORMER_ACCOUNTS).`,
+      );
+    } else {
+      this.#context.logger.debug(`settlement worker: ${entry.referenceId} was pushed to another deployment; set aside`);
+    }
+    this.#otherDeployment = { error, at: Date.now() };
+    this.#forget(entry);
+    this.#track(
+      this.#context.journal.renew(this.workerId, [entry.referenceId], SET_ASIDE_MS).then(
+        () => undefined,
+        (failure: unknown) =>
+          this.#context.logger.debug('settlement worker: could not set a payment aside; its lease runs out by itself', reasonOf(failure)),
+      ),
+    );
   }
 
   /** A 404 that is not the service's own: said once at `error` as it starts, then the worker reports unhealthy. */
   #misdirected(error: WrongBaseUrlError, referenceId: string): void {
     if (this.#configurationProblem === undefined) {
       this.#context.logger.error(
-        `settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${referenceId})`,
+        `settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${referenceId})${error.baseUrl === undefined ? '' : `: the base URL ${error.baseUrl} does not answer as it`}`,
         reasonOf(error),
       );
     }
@@ -407,6 +446,8 @@ class Worker implements SettlementWorker {
       dueAt: 0,
       queued: false,
       gone: false,
+      deployment: record.deployment,
+      vetted: record.deployment === undefined || this.#context.deploymentMismatch === undefined,
     };
     this.#held.set(record.referenceId, entry);
     // The lease is this process's first sight of a payment another process wrote: its own watch starts here.
@@ -417,7 +458,33 @@ class Worker implements SettlementWorker {
     // the journal's clock and `Date.now()` this machine's: the quiet start is never longer than itself, so a clock
     // behind the journal's cannot hold a new payment's first check back by the skew (seed 18900: 270 s).
     const quietMs = Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now();
-    this.#schedule(entry, Math.min(this.#plan.initialDelayMs, quietMs));
+    const pauseMs = Math.min(this.#plan.initialDelayMs, quietMs);
+    if (entry.vetted) this.#schedule(entry, pauseMs);
+    else this.#track(this.#vet(entry, pauseMs));
+  }
+
+  /**
+   * Where the payment's push went, checked before it is scheduled (never between a check's start and its request,
+   * which must leave within the lease): this client's deployment → scheduled; another → set aside.
+   */
+  async #vet(entry: Held, pauseMs: number): Promise<void> {
+    try {
+      const mismatch = await this.#context.deploymentMismatch?.(entry);
+      if (entry.gone || this.#stopped) return;
+      if (mismatch instanceof DeploymentMismatchError) {
+        this.#otherDeploymentMet(entry, mismatch);
+        return;
+      }
+      if (mismatch !== undefined) throw mismatch;
+      entry.vetted = true;
+      this.#schedule(entry, pauseMs);
+    } catch (error) {
+      // The key function failed, say: its lease lapses and it is leased again later.
+      this.#context.logger.error(`settlement worker: could not tell where ${entry.referenceId} was pushed; trying again`, reasonOf(error));
+      this.#forget(entry);
+    } finally {
+      this.#pump();
+    }
   }
 
   /** Renews every lease held. Called only with leases held, so it always awaits first. */
@@ -513,6 +580,11 @@ class Worker implements SettlementWorker {
     this.#checking.add(entry.referenceId);
     const token = { taken: false };
     try {
+      if (!entry.vetted) {
+        // Leased again while its earlier check was in flight: checked for its deployment first, then due.
+        this.#track(this.#vet(entry, 0));
+        return;
+      }
       let status: CollectionStatus;
       try {
         status = await this.#send(entry.referenceId, timeoutMs, (shared) => this.#takeFirstToken(token, shared));
@@ -609,7 +681,7 @@ class Worker implements SettlementWorker {
           if (!(error instanceof NotFoundError)) throw error;
           // The deciding 404 is judged like the first: only the service's own answer closes a payment.
           await this.#context.judgeNotFound(error);
-          return 'not-found';
+          return { kind: 'not-found', requestId: error.requestId };
         }
       },
       this.#by,

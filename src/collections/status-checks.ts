@@ -33,16 +33,16 @@ export class StatusChecks {
   }
 
   /**
-   * A status check with retries: the status, or `undefined` when the service holds no such collection (a 404 that
-   * is evidence; any other 404 rejects with `ConfigurationError`, see `NotFoundEvidence`).
+   * A status check with retries: the status, or the service's own 404 when it holds no such collection (a 404 that
+   * is evidence, returned for its request id; any other 404 rejects with `ConfigurationError`, see `NotFoundEvidence`).
    */
-  async find(referenceId: string, settings: CallSettings): Promise<CollectionStatus | undefined> {
+  async find(referenceId: string, settings: CallSettings): Promise<CollectionStatus | NotFoundError> {
     try {
       return await this.#transport.withRetries(settings, () => this.once(referenceId, settings));
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
       await this.#evidence.judge(error);
-      return undefined;
+      return error;
     }
   }
 
@@ -52,6 +52,8 @@ export class StatusChecks {
       // The first attempt is sent directly; only a failure goes through the retry loop (which sends it no more
       // than the policy allows), so a status answered at once costs no retry closure.
       settings.signal?.throwIfAborted();
+      // A payment pushed to another deployment is never asked about here: its answer would be no evidence.
+      await this.#journal?.guard(reference);
       let status: CollectionStatus;
       try {
         status = await this.once(reference, settings, 1);
@@ -83,6 +85,7 @@ export class StatusChecks {
     await this.#evidence.judge(error);
     const journal = this.#journal;
     if (journal === undefined) throw notProof(error);
+    await journal.guard(reference);
     let found: CollectionStatus | undefined;
     let verdict: Awaited<ReturnType<JournalBinding['settleNotFound']>>;
     try {
@@ -90,8 +93,10 @@ export class StatusChecks {
         reference,
         NOT_FOUND_GRACE_MS,
         async () => {
-          found = await this.find(reference, settings);
-          return found === undefined ? 'not-found' : journal.statusObservation(found);
+          const answer = await this.find(reference, settings);
+          if (answer instanceof NotFoundError) return { kind: 'not-found', requestId: answer.requestId };
+          found = answer;
+          return journal.statusObservation(answer);
         },
         by,
       );

@@ -74,6 +74,23 @@ export class Transport {
   readonly #hookFailures: HookFailureReporter;
   /** The shared rate budgets of the client's keys, when it has one (`requestsPerSecond` with a journal). */
   #budgets: SharedBudgets | undefined;
+  /** Told each key a key function returns (the client's deployment notes it as one of its account's keys). */
+  #keyListener: ((apiKey: string) => void) | undefined;
+
+  /** The base URL every request goes to, normalized (see `normalizeBaseUrl`). */
+  get baseUrl(): string {
+    return this.#config.baseUrl;
+  }
+
+  /** Tells `listener` every key the client's key function returns from now on (set once, by the client). */
+  onKey(listener: (apiKey: string) => void): void {
+    this.#keyListener = listener;
+  }
+
+  /** The key the next request would send: the fixed key, or the key function's answer (checked, bounded by `settings`). */
+  apiKey(settings: CallSettings): Promise<string> {
+    return this.#resolveApiKey(settings);
+  }
 
   /** Makes every request of this transport take its token from the key's shared budget (set once, by the client). */
   useSharedBudgets(budgets: SharedBudgets): void {
@@ -235,6 +252,7 @@ export class Transport {
     if (typeof source === 'string') return source;
     const key = await resolveApiKey(source, settings);
     this.#secrets.remember(key);
+    this.#keyListener?.(key);
     return key;
   }
 

@@ -43,8 +43,11 @@ export type PaymentObservation =
       readonly reason?: string | undefined;
       readonly requestId?: string | undefined;
     }
-  /** The service holds no collection, asked after the record was old enough (see {@link settleNotFound}). */
-  | { readonly kind: 'not-found' }
+  /**
+   * The service holds no collection, asked after the record was old enough (see {@link settleNotFound}); `requestId`
+   * is the deciding 404's, kept in the `not-sent` event.
+   */
+  | { readonly kind: 'not-found'; readonly requestId?: string | undefined }
   /** This call's create ended without knowing whether the service holds the payment. */
   | { readonly kind: 'create-unknown'; readonly error: PaymentError }
   /** The service refused this call's create (a 4xx that proves nothing was created). */
@@ -112,7 +115,7 @@ export function decide(record: PaymentRecord, observation: PaymentObservation, b
       });
     }
     case 'not-found':
-      return state === 'initiating' || state === 'unknown' ? change({ state: 'not-sent' }) : KEEP;
+      return state === 'initiating' || state === 'unknown' ? change({ state: 'not-sent', requestId: observation.requestId }) : KEEP;
     case 'create-unknown':
       return state === 'initiating' ? change({ state: 'unknown', error: observation.error }) : KEEP;
     case 'create-refused':
@@ -177,8 +180,11 @@ export async function advance(
   return { record, applied: false, refused: observation.kind === 'sending' };
 }
 
-/** The status check {@link settleNotFound} makes once the record is old enough: a status, or `'not-found'` on 404. */
-export type RecheckStatus = () => Promise<Extract<PaymentObservation, { kind: 'status' }> | 'not-found'>;
+/**
+ * The status check {@link settleNotFound} makes once the record is old enough: a status, or on the service's own
+ * 404 a `not-found` observation carrying its request id (`'not-found'` when there is none to keep).
+ */
+export type RecheckStatus = () => Promise<Extract<PaymentObservation, { kind: 'status' | 'not-found' }> | 'not-found'>;
 
 /** What {@link settleNotFound} concluded. */
 export interface NotFoundVerdict extends Advanced {
@@ -227,8 +233,10 @@ export async function settleNotFound(
       return { record: held, applied: false, refused: false, decidable: false, ...(bound === undefined ? {} : { decidableAt: bound }) };
     }
     const seen = await recheck();
-    if (seen !== 'not-found') return { ...(await advance(journal, referenceId, seen, by)), decidable: true };
-    const closed = await advance(journal, referenceId, conclusion, by, record);
+    if (seen !== 'not-found' && seen.kind === 'status') return { ...(await advance(journal, referenceId, seen, by)), decidable: true };
+    // The `not-sent` event names the 404 that decided it; a takeover (`sending`) is this writer's own conclusion.
+    const decided = conclusion.kind === 'not-found' && seen !== 'not-found' ? seen : conclusion;
+    const closed = await advance(journal, referenceId, decided, by, record);
     if (closed.applied || closed.record === undefined || !isOpenPaymentState(closed.record.state)) {
       if (closed.record?.state === 'initiating') watch.watched(closed.record);
       else watch.forget(referenceId);

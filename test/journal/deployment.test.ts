@@ -1,0 +1,364 @@
+/**
+ * Evidence only from the deployment the push went to (docs/journal.md, "A record remembers its deployment"): a record
+ * written by a production client is never asked about, nor moved, by a client configured for another deployment (the
+ * sandbox's base URL and key from a copied .env), whose 404s are the envelope of a real Collections service and whose
+ * `/health` answers 200. Key rotation is recognized (one key function) or declared (`formerAccounts`, `account`).
+ * Also: the `not-sent` event keeps the deciding 404's request id, and one watch per journal in a process.
+ * Fake timers drive `setTimeout`, `Date` and `performance.now()`; msw answers in process.
+ */
+import { HttpResponse, http } from 'msw';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { showLines } from '../../src/cli/journal.js';
+import { clientFromEnvironment } from '../../src/cli/shared.js';
+import {
+  type CollectionsClient,
+  type CollectionsClientOptions,
+  ConfigurationError,
+  MemoryJournal,
+  type PaymentRecord,
+  UnknownOutcomeError,
+} from '../../src/index.js';
+import {
+  advanceTime,
+  advanceUntilSettled,
+  CHECK_URL,
+  collectionInput,
+  collectionsClient,
+  HEALTH_URL,
+  INITIATE_URL,
+  json,
+  REFERENCE_ID,
+  serviceNotFound,
+  statusBody,
+  track,
+  useFakeClock,
+} from '../helpers/collections.js';
+import { API_KEY, COLLECTIONS_BASE_URL } from '../helpers/fixtures.js';
+import { useMswServer } from '../helpers/msw.js';
+
+const { server, requests } = useMswServer();
+
+beforeEach(() => useFakeClock());
+afterEach(() => vi.useRealTimers());
+
+const PRODUCTION = COLLECTIONS_BASE_URL;
+const SANDBOX = 'https://sandbox.collections.test';
+const SANDBOX_KEY = 'sandbox_test_key_7e1d3c5b9a';
+/** One attempt of 30 s, no retries: the window a record of these clients carries. */
+const WINDOW_MS = 30_000;
+const GRACE_MS = 10_000;
+const CLIENT = { maxRetries: 0, timeoutMs: WINDOW_MS } as const;
+
+/** The sandbox: a real Collections service (its /health answers 200, its 404 is the envelope) that holds nothing. */
+function sandboxAnswersLikeTheService(): void {
+  server.use(
+    http.get(`${SANDBOX}/health`, () => HttpResponse.json({ status: 'ok' })),
+    http.get(`${SANDBOX}/v1/collections/check/:referenceId`, serviceNotFound),
+  );
+}
+
+/** Production's answer to a status check, from now on. */
+function productionAnswers(statusText: 'successful' | 'not-found'): void {
+  server.use(
+    http.get(CHECK_URL, () => (statusText === 'not-found' ? serviceNotFound() : HttpResponse.json(statusBody({ statusText })))),
+    http.get(HEALTH_URL, () => HttpResponse.json({ status: 'ok' })),
+  );
+}
+
+/** A till's push whose answer came too late (500, and production's read lagged): the record is `unknown`. */
+async function unknownPush(journal: MemoryJournal, options: CollectionsClientOptions = {}): Promise<void> {
+  server.use(http.post(INITIATE_URL, () => json(500, { success: false, code: 'E_INTERNAL' })));
+  productionAnswers('not-found');
+  const call = track(collectionsClient({ ...CLIENT, journal, ...options }).initiate(collectionInput()));
+  await advanceUntilSettled(call, 5);
+  expect(call.error).toBeInstanceOf(UnknownOutcomeError);
+  expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+}
+
+function sandboxClient(journal: MemoryJournal, options: CollectionsClientOptions = {}): CollectionsClient {
+  return collectionsClient({ ...CLIENT, journal, baseUrl: SANDBOX, apiKey: SANDBOX_KEY, ...options });
+}
+
+const sandboxChecks = () => requests.filter((request) => request.path.startsWith('/v1/collections/check/')).length;
+
+/** The error names both base URLs and both accounts, and never a key. */
+function expectNamesBothDeployments(error: unknown): void {
+  expect(error).toBeInstanceOf(ConfigurationError);
+  const { message } = error as Error;
+  expect(message).toContain(PRODUCTION);
+  expect(message).toContain(SANDBOX);
+  expect(message).toMatch(/account key:[0-9a-f]{16}\b.*account key:[0-9a-f]{16}\b/);
+  expect(message).not.toContain(API_KEY);
+  expect(message).not.toContain(SANDBOX_KEY);
+}
+
+describe('the incident: a process configured for the sandbox, on the journal of production', () => {
+  it('a record remembers its deployment: the normalized base URL and an identity of the key that cannot reveal it', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal, { baseUrl: 'HTTPS://Collections.TEST:443/' });
+    const record = await journal.get(REFERENCE_ID);
+    expect(record?.deployment).toEqual({ baseUrl: PRODUCTION, account: expect.stringMatching(/^key:[0-9a-f]{16}$/) });
+    expect(JSON.stringify(record)).not.toContain(API_KEY);
+  });
+
+  it('journal show prints where the push went: the base URL and the account identity to declare', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const record = (await journal.get(REFERENCE_ID)) as PaymentRecord;
+    const shown = showLines(record, await journal.history(REFERENCE_ID));
+    expect(shown).toContain(`  ${'pushed to'.padEnd(17)} ${PRODUCTION}\n`);
+    expect(shown).toContain(`  ${'account'.padEnd(17)} ${record.deployment?.account}\n`);
+  });
+
+  it('recover(): the record stays unknown, nothing is asked of the sandbox, and the error names both base URLs', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    productionAnswers('successful');
+    sandboxAnswersLikeTheService();
+    const errors: string[] = [];
+    const sandbox = sandboxClient(journal, { logger: { ...silent, error: (line: string) => errors.push(line) }, logLevel: 'error' });
+    // Long past the window and the grace, by both clocks: the old rule closed it not-sent here (a double charge).
+    await advanceTime(WINDOW_MS + GRACE_MS + 5_000, 1_000);
+    requests.length = 0;
+    for (let round = 0; round < 2; round++) {
+      const recovering = track(sandbox.recover());
+      await advanceUntilSettled(recovering, 5);
+      expectNamesBothDeployments(recovering.error);
+      expect((recovering.error as Error).message).toContain(`${REFERENCE_ID} (unknown)`);
+      await advanceTime(WINDOW_MS + GRACE_MS, 1_000);
+    }
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+    expect(sandboxChecks()).toBe(0);
+    // Said per payment, naming both base URLs.
+    expect(errors.some((line) => line.includes(REFERENCE_ID) && line.includes(PRODUCTION) && line.includes(SANDBOX))).toBe(true);
+    // Production's own client settles it as production holds it.
+    const [settled] = await collectionsClient({ ...CLIENT, journal }).recover();
+    expect(settled?.state).toBe('successful');
+  });
+
+  it('checkStatus and pollUntilSettled reject with ConfigurationError naming both base URLs, and ask nothing', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    sandboxAnswersLikeTheService();
+    await advanceTime(WINDOW_MS + GRACE_MS + 5_000, 1_000);
+    requests.length = 0;
+    const sandbox = sandboxClient(journal);
+    const checked = track(sandbox.checkStatus(REFERENCE_ID));
+    await advanceUntilSettled(checked, 5);
+    expectNamesBothDeployments(checked.error);
+    const polled = track(sandbox.pollUntilSettled(REFERENCE_ID, { maxWaitMs: 60_000 }));
+    await advanceUntilSettled(polled, 100);
+    expectNamesBothDeployments(polled.error);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+    expect(sandboxChecks()).toBe(0);
+  });
+
+  it('initiate of the same payment on the sandbox client sends nothing and leaves the record as it is', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    sandboxAnswersLikeTheService();
+    server.use(http.post(`${SANDBOX}/v1/collections/mobile-money`, () => HttpResponse.json({}, { status: 202 })));
+    await advanceTime(WINDOW_MS + GRACE_MS + 5_000, 1_000);
+    requests.length = 0;
+    const again = track(sandboxClient(journal).initiate(collectionInput()));
+    await advanceUntilSettled(again, 5);
+    expectNamesBothDeployments(again.error);
+    expect(requests).toEqual([]);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+  });
+
+  it('the settlement worker: the record stays open, an error line names both base URLs, it reports the problem, no hot loop', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    sandboxAnswersLikeTheService();
+    await advanceTime(WINDOW_MS + GRACE_MS + 5_000, 1_000);
+    requests.length = 0;
+    const errors: string[] = [];
+    let leases = 0;
+    const lease = journal.lease.bind(journal);
+    journal.lease = async (request) => {
+      const records = await lease(request);
+      leases += records.length;
+      return records;
+    };
+    const settled: PaymentRecord[] = [];
+    const logger = { ...silent, error: (line: string) => errors.push(line) };
+    const worker = sandboxClient(journal, { logger, logLevel: 'error' }).startSettlementWorker({
+      initialDelayMs: 0,
+      intervalMs: 500,
+      maxIntervalMs: 500,
+      onSettled: (record) => void settled.push(record),
+    });
+    try {
+      await advanceTime(3 * 60_000, 500);
+      expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+      expect(settled).toEqual([]);
+      expect(sandboxChecks()).toBe(0);
+      expectNamesBothDeployments(worker.configurationProblem);
+      const said = errors.filter((line) => line.includes(PRODUCTION) && line.includes(SANDBOX));
+      expect(said).toHaveLength(1);
+      // Set aside a minute at a time, not leased again at once: a handful of leases in three minutes.
+      expect(leases).toBeGreaterThanOrEqual(1);
+      expect(leases).toBeLessThanOrEqual(4);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a record of an earlier release (no deployment) is still settled by the status the service finds', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const { deployment: _, ...legacy } = (await journal.get(REFERENCE_ID)) as PaymentRecord;
+    const earlier = new MemoryJournal();
+    await earlier.insert({ ...legacy, state: 'unknown' });
+    productionAnswers('successful');
+    const [record] = await collectionsClient({ ...CLIENT, journal: earlier }).recover();
+    expect(record?.state).toBe('successful');
+  });
+});
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+describe('key rotation: routine, never strands a record', () => {
+  it("records of the old key are still decided by the client whose key function rotated; the new key's records carry its identity", async () => {
+    const journal = new MemoryJournal();
+    let key = API_KEY;
+    const apiKey = () => key;
+    await unknownPush(journal, { apiKey });
+    const oldAccount = (await journal.get(REFERENCE_ID))?.deployment?.account;
+    key = 'tap_test_key_rotated_0a1b2c3d';
+    productionAnswers('successful');
+    // A client made per request, with the same key function: the rotation is recognized.
+    const [record] = await collectionsClient({ ...CLIENT, journal, apiKey }).recover();
+    expect(record?.state).toBe('successful');
+    expect(record?.deployment?.account).toBe(oldAccount);
+    // The new key's identity differs (records written from now on are tied to it).
+    const next = new MemoryJournal();
+    await unknownPush(next, { apiKey });
+    expect((await next.get(REFERENCE_ID))?.deployment?.account).not.toBe(oldAccount);
+  });
+
+  it('a new process with only the new key and no account: stranded, with an error that says how to declare the rotation', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal, { apiKey: () => API_KEY });
+    const oldAccount = (await journal.get(REFERENCE_ID))?.deployment?.account as string;
+    productionAnswers('successful');
+    const rotated = 'tap_test_key_rotated_0a1b2c3d';
+    requests.length = 0;
+    const stranded = await collectionsClient({ ...CLIENT, journal, apiKey: () => rotated })
+      .recover()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(stranded).toBeInstanceOf(ConfigurationError);
+    const cause = (stranded as Error).cause as Error;
+    expect(cause.message).toContain(`formerAccounts: ['${oldAccount}']`);
+    expect(cause.message).not.toContain(rotated);
+    expect(sandboxChecks()).toBe(0);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+    // Declared: settled.
+    const [record] = await collectionsClient({ ...CLIENT, journal, apiKey: () => rotated, formerAccounts: [oldAccount] }).recover();
+    expect(record?.state).toBe('successful');
+  });
+
+  it('the CLI reads COLLECTIONS_FORMER_ACCOUNTS (comma-separated) and COLLECTIONS_ACCOUNT', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const oldAccount = (await journal.get(REFERENCE_ID))?.deployment?.account as string;
+    productionAnswers('successful');
+    vi.stubEnv('COLLECTIONS_API_KEY', 'tap_test_key_rotated_0a1b2c3d');
+    vi.stubEnv('COLLECTIONS_BASE_URL', PRODUCTION);
+    try {
+      await expect((await clientFromEnvironment(journal)).recover()).rejects.toThrow(ConfigurationError);
+      vi.stubEnv('COLLECTIONS_ACCOUNT', 'acme\nproduction');
+      await expect(clientFromEnvironment(journal)).rejects.toThrow(/account must not contain control characters/);
+      vi.stubEnv('COLLECTIONS_ACCOUNT', '');
+      vi.stubEnv('COLLECTIONS_FORMER_ACCOUNTS', ` key:0123456789abcdef , ${oldAccount} `);
+      const [record] = await (await clientFromEnvironment(journal)).recover();
+      expect(record?.state).toBe('successful');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('with account set, a record is tied to the account: another key of it settles the record', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal, { account: 'acme-production' });
+    expect((await journal.get(REFERENCE_ID))?.deployment).toEqual({ baseUrl: PRODUCTION, account: 'acme-production' });
+    productionAnswers('successful');
+    const [record] = await collectionsClient({
+      ...CLIENT,
+      journal,
+      apiKey: 'tap_test_key_rotated_0a1b2c3d',
+      account: 'acme-production',
+    }).recover();
+    expect(record?.state).toBe('successful');
+  });
+
+  it.each([
+    [{ account: '' }, /account must be a non-empty string/],
+    [{ account: 'acme\nproduction' }, /account must not contain control characters/],
+    [{ account: 'a'.repeat(101) }, /account must be at most 100 characters long/],
+    [{ formerAccounts: ['key:0123456789abcdef', '\u202eevil'] }, /formerAccounts\[1\] must not contain control characters/],
+    [{ formerAccounts: 'key:0123456789abcdef' as unknown as string[] }, /formerAccounts must be an array of strings/],
+  ])('a bad option %j is a ConfigurationError naming it, before any request', (options, message) => {
+    expect(() => collectionsClient(options)).toThrow(message);
+    expect(() => collectionsClient(options)).toThrow(ConfigurationError);
+  });
+});
+
+describe('the not-sent event and the watch', () => {
+  it('the not-sent event keeps the request id of the 404 that decided it', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    server.use(
+      http.get(CHECK_URL, () =>
+        json(404, { success: false, data: null, code: 'E_NOT_FOUND', message: 'Collection not found', requestId: 'req-deciding-404' }),
+      ),
+    );
+    const client = collectionsClient({ ...CLIENT, journal });
+    await advanceTime(WINDOW_MS + GRACE_MS + 1_000, 1_000);
+    const [record] = await client.recover();
+    expect(record?.state).toBe('not-sent');
+    const history = await journal.history(REFERENCE_ID);
+    expect(history.at(-1)).toMatchObject({ to: 'not-sent', requestId: 'req-deciding-404' });
+  });
+
+  it("one watch per journal: a second client's verdict counts from the first client's sighting", async () => {
+    const journal = new MemoryJournal();
+    // The first client wrote the record: its watch starts there.
+    await unknownPush(journal);
+    await advanceTime(WINDOW_MS + GRACE_MS + 1_000, 1_000);
+    // A client built later (one per request) on the same journal decides at once.
+    const [record] = await collectionsClient({ ...CLIENT, journal }).recover();
+    expect(record?.state).toBe('not-sent');
+  });
+});
+
+describe('a wrong base URL (not the service at all)', () => {
+  it("the worker's error line names the base URL", async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const wrong = 'https://collections.test/api/v9';
+    server.use(
+      http.get(`${wrong}/health`, () => new HttpResponse(null, { status: 404 })),
+      http.get(`${wrong}/v1/collections/check/:referenceId`, () => new HttpResponse(null, { status: 404 })),
+    );
+    const errors: string[] = [];
+    const worker = collectionsClient({
+      ...CLIENT,
+      journal,
+      baseUrl: wrong,
+      logger: { ...silent, error: (line) => errors.push(line) },
+      logLevel: 'error',
+    }).startSettlementWorker({ initialDelayMs: 0, intervalMs: 500, maxIntervalMs: 500 });
+    try {
+      await advanceTime(5_000, 250);
+      expect(errors.some((line) => line.includes(wrong))).toBe(true);
+      expect(worker.configurationProblem?.message).toContain(wrong);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
