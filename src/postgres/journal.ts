@@ -18,7 +18,7 @@ import type {
   PaymentTransition,
 } from '../journal/journal.js';
 import { stateCounts } from '../journal/journal.js';
-import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
+import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord, WRITES_BUMP } from '../journal/record-row.js';
 import { takeBudgetRow } from './budget.js';
 import { Listener } from './listener.js';
 import { openPool, type PostgresPool, type PostgresQueryResult } from './pool.js';
@@ -189,7 +189,7 @@ export class PostgresJournal implements PaymentJournal {
            state = $3, updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
            status_text = COALESCE($4, journal.status_text), transaction_code = COALESCE($5, journal.transaction_code),
            reason = COALESCE($6, journal.reason), error = COALESCE($7::jsonb, journal.error),
-           send_window_ms = COALESCE($8, journal.send_window_ms)
+           send_window_ms = COALESCE($8, journal.send_window_ms), ${WRITES_BUMP}
          FROM before WHERE journal.reference_id = before.reference_id
          RETURNING journal.*
        ), event AS (
@@ -224,7 +224,7 @@ export class PostgresJournal implements PaymentJournal {
          FOR UPDATE
        ), changed AS (
          UPDATE ${this.#table} AS journal SET
-           updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
+           updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1, ${WRITES_BUMP},
            contradiction = jsonb_build_object(
              'at', to_char(GREATEST(${NOW}, journal.updated_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
              'statusText', $4::text, 'by', $6::text
@@ -273,14 +273,19 @@ export class PostgresJournal implements PaymentJournal {
     return result.rows.length === 0 ? undefined : this.#rows.read(result.rows[0] as RecordRow);
   }
 
-  /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
+  /**
+   * Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). With `contradictions`, the table's
+   * partial index of marked records is read, never the others.
+   */
   async list(filter?: PaymentFilter): Promise<PaymentRecord[]> {
     const values: unknown[] = [];
-    let where = '';
+    const conditions: string[] = [];
     if (filter?.states !== undefined) {
       values.push([...filter.states]);
-      where = 'WHERE state = ANY($1)';
+      conditions.push('state = ANY($1)');
     }
+    if (filter?.contradictions === true) conditions.push('contradiction IS NOT NULL');
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
     let limit = '';
     if (filter?.limit !== undefined) {
       values.push(filter.limit);
@@ -311,7 +316,7 @@ export class PostgresJournal implements PaymentJournal {
          FOR UPDATE SKIP LOCKED
        )
        UPDATE ${this.#table} AS journal
-       SET leased_to = $1, leased_until = now() + $2 * interval '1 millisecond'
+       SET leased_to = $1, leased_until = now() + $2 * interval '1 millisecond', ${WRITES_BUMP}
        FROM free WHERE journal.reference_id = free.reference_id
        RETURNING journal.*`,
       [request.owner, request.leaseMs, request.limit],
@@ -337,7 +342,7 @@ export class PostgresJournal implements PaymentJournal {
   async renew(owner: string, referenceIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (referenceIds.length === 0) return [];
     const result = await this.#query(
-      `UPDATE ${this.#table} SET leased_until = now() + $3 * interval '1 millisecond'
+      `UPDATE ${this.#table} SET leased_until = now() + $3 * interval '1 millisecond', ${WRITES_BUMP}
        WHERE reference_id = ANY($2) AND leased_to = $1 AND state IN ${OPEN}
        RETURNING reference_id`,
       [owner, [...referenceIds], leaseMs],
@@ -348,10 +353,10 @@ export class PostgresJournal implements PaymentJournal {
   /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
   async release(owner: string, referenceIds: readonly string[]): Promise<void> {
     if (referenceIds.length === 0) return;
-    await this.#query(`UPDATE ${this.#table} SET leased_to = NULL, leased_until = NULL WHERE reference_id = ANY($2) AND leased_to = $1`, [
-      owner,
-      [...referenceIds],
-    ]);
+    await this.#query(
+      `UPDATE ${this.#table} SET leased_to = NULL, leased_until = NULL, ${WRITES_BUMP} WHERE reference_id = ANY($2) AND leased_to = $1`,
+      [owner, [...referenceIds]],
+    );
   }
 
   /**

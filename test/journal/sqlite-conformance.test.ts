@@ -30,7 +30,7 @@ describe('SqliteJournal', () => {
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(file);
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
     db.close();
     await journal.close();
   });
@@ -147,7 +147,7 @@ PRAGMA user_version = 1;
     const results = await checkPaymentJournal(() => new SqliteJournal(file));
     expect(results.filter((result) => !result.ok)).toEqual([]);
     const db = new DatabaseSync(file);
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
     db.close();
   });
 
