@@ -22,7 +22,7 @@ import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, row
 import { takeBudgetRow } from './budget.js';
 import { Listener } from './listener.js';
 import { openPool, type PostgresPool, type PostgresQueryResult } from './pool.js';
-import { budgetsTableSql, migrationSql, NOW, OPEN, type TableNames, tableNames, UUID_SQL } from './schema.js';
+import { budgetsTableSql, listQuery, migrationSql, NOW, OPEN, type TableNames, tableNames, UUID_SQL } from './schema.js';
 
 /** Options of {@link PostgresJournal}: a connection string (the journal opens and owns a pool) or your pool. */
 export type PostgresJournalOptions = (
@@ -278,20 +278,8 @@ export class PostgresJournal implements PaymentJournal {
    * partial index of marked records is read, never the others.
    */
   async list(filter?: PaymentFilter): Promise<PaymentRecord[]> {
-    const values: unknown[] = [];
-    const conditions: string[] = [];
-    if (filter?.states !== undefined) {
-      values.push([...filter.states]);
-      conditions.push('state = ANY($1)');
-    }
-    if (filter?.contradictions === true) conditions.push('contradiction IS NOT NULL');
-    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    let limit = '';
-    if (filter?.limit !== undefined) {
-      values.push(filter.limit);
-      limit = `LIMIT $${values.length}`;
-    }
-    const result = await this.#query(`SELECT * FROM ${this.#table} ${where} ORDER BY created_at, reference_id ${limit}`, values);
+    const { sql, values } = listQuery(this.#table, filter ?? {});
+    const result = await this.#query(sql, values);
     return this.#rows.readAll(result.rows as RecordRow[]);
   }
 

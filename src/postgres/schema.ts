@@ -3,6 +3,7 @@
  * fragments its statements share, and the one migration that creates or upgrades the tables.
  */
 
+import type { PaymentFilter } from '../journal/journal.js';
 import { WRITES_BUMP, WRITES_COLUMN } from '../journal/record-row.js';
 
 /** A reference id as the SDK writes it (lower-case UUID): other rows are foreign and never leased. */
@@ -260,4 +261,25 @@ function lockSql(table: string, budgets: string, name: string, lockFunction: str
         ${trigger(table, '_lock_update', 'UPDATE', `OLD.${WRITES_COLUMN} IS NOT DISTINCT FROM NEW.${WRITES_COLUMN}`)}
         ${trigger(budgets, '_b_lock_insert', 'INSERT', `NEW.${WRITES_COLUMN} IS NULL`)}
         ${trigger(budgets, '_b_lock_update', 'UPDATE', `OLD.${WRITES_COLUMN} IS NOT DISTINCT FROM NEW.${WRITES_COLUMN}`)}`;
+}
+
+/**
+ * The statement `list(filter)` runs on `table` and its values. With `contradictions`, its condition is the partial
+ * index's own (`<table>_contra_idx`), so the server reads that index and no other record.
+ */
+export function listQuery(table: string, filter: PaymentFilter): { sql: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const conditions: string[] = [];
+  if (filter.states !== undefined) {
+    values.push([...filter.states]);
+    conditions.push('state = ANY($1)');
+  }
+  if (filter.contradictions === true) conditions.push('contradiction IS NOT NULL');
+  const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+  let limit = '';
+  if (filter.limit !== undefined) {
+    values.push(filter.limit);
+    limit = `LIMIT $${values.length}`;
+  }
+  return { sql: `SELECT * FROM ${table} ${where} ORDER BY created_at, reference_id ${limit}`, values };
 }

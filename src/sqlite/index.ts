@@ -16,7 +16,7 @@
  *
  * @module tap-collections-sdk/sqlite
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Logger } from '../core/logger.js';
 import { allocateBudget, type BudgetGrant, type BudgetRequest, type BudgetState, budgetRequestProblem } from '../journal/budget.js';
 import {
@@ -58,6 +58,7 @@ import {
   HISTORY,
   HISTORY_SCHEMA,
   LOCK_EARLIER_RELEASES,
+  listQuery,
   OPEN,
   REFUSE_OLD_WRITERS,
   SCHEMA,
@@ -231,16 +232,9 @@ export class SqliteJournal implements PaymentJournal {
    */
   async list(filter: PaymentFilter = {}): Promise<PaymentRecord[]> {
     const db = this.#database();
-    const states = filter.states;
-    if (states !== undefined && states.length === 0) return [];
-    const conditions = states === undefined ? [] : [`state IN (${states.map(() => '?').join(', ')})`];
-    if (filter.contradictions === true) conditions.push('contradiction IS NOT NULL');
-    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const limit = filter.limit === undefined ? '' : 'LIMIT ?';
-    const parameters: SQLInputValue[] = [...(states ?? [])];
-    if (filter.limit !== undefined) parameters.push(Math.max(0, Math.floor(filter.limit)));
-    const rows = db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} ${where} ORDER BY created_at, reference_id ${limit}`).all(...parameters);
-    return this.#rows.readAll(rows);
+    if (filter.states !== undefined && filter.states.length === 0) return [];
+    const { sql, parameters } = listQuery(filter);
+    return this.#rows.readAll(db.prepare(sql).all(...parameters));
   }
 
   /** Leases up to `limit` open, unleased (or expired) records to `owner`, oldest first, in one transaction. */

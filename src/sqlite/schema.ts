@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { PaymentFilter } from '../journal/journal.js';
 import { RECORD_COLUMNS, WRITES_COLUMN } from '../journal/record-row.js';
 
 /** The records' table. */
@@ -166,3 +167,18 @@ END;
 
 /** The record columns, as an SQL list. */
 export const COLUMNS = RECORD_COLUMNS.join(', ');
+
+/**
+ * The statement `list(filter)` runs and its parameters (a filter of no states is answered without one). With
+ * `contradictions`, its condition is the partial index's own, so SQLite reads that index and no other record.
+ */
+export function listQuery(filter: PaymentFilter): { sql: string; parameters: (string | number)[] } {
+  const states = filter.states;
+  const conditions = states === undefined ? [] : [`state IN (${states.map(() => '?').join(', ')})`];
+  if (filter.contradictions === true) conditions.push('contradiction IS NOT NULL');
+  const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+  const parameters: (string | number)[] = [...(states ?? [])];
+  if (filter.limit !== undefined) parameters.push(Math.max(0, Math.floor(filter.limit)));
+  const limit = filter.limit === undefined ? '' : 'LIMIT ?';
+  return { sql: `SELECT ${COLUMNS} FROM ${TABLE} ${where} ORDER BY created_at, reference_id ${limit}`, parameters };
+}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../src/sqlite/index.js';
+import { listQuery } from '../../src/sqlite/schema.js';
 import { checkPaymentJournal } from '../../src/testing/index.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'tap-journal-'));
@@ -163,5 +164,48 @@ PRAGMA user_version = 1;
     db.exec('PRAGMA user_version = 7');
     db.close();
     await expect(new SqliteJournal(file).list()).rejects.toThrow(/schema version 7/);
+  });
+
+  it('list({ contradictions: true }) reads the partial index of marked records: 3 of 100 000 records, whatever the states', async () => {
+    const file = join(directory, 'contradictions.db');
+    const journal = new SqliteJournal(file);
+    const marked: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const stored = await journal.insert({
+        referenceId: globalThis.crypto.randomUUID(),
+        state: 'initiating',
+        productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
+        amount: 10,
+        currency: 'ZMW',
+        phoneNumber: '260*******56',
+        fingerprint: `f${index}`,
+      });
+      if (stored === undefined) throw new Error('insert refused');
+      await journal.transition(stored.referenceId, 1, { state: 'failed', by: 'test' });
+      await journal.transition(stored.referenceId, 2, { state: 'failed', by: 'test', contradiction: { statusText: 'successful' } });
+      marked.push(stored.referenceId);
+    }
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(file);
+    // 100 000 final records nobody contradicted, written as this release writes them.
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+      INSERT INTO tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms, writes)
+      SELECT printf('00000000-0000-4000-8000-%012d', i), 'failed', 'p', 1, 'ZMW', '260*******56', 'f', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 1000, 1 FROM n`);
+    for (const filter of [
+      { contradictions: true },
+      { contradictions: true, states: ['failed', 'successful'] },
+      { contradictions: true, limit: 2 },
+    ] as const) {
+      const { sql, parameters } = listQuery(filter);
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...parameters)
+        .map((row) => String(row.detail));
+      expect(plan, JSON.stringify(filter)).toEqual(['SCAN tap_payment_journal USING INDEX tap_payment_journal_contradicted']);
+    }
+    db.close();
+    expect((await journal.list({ contradictions: true })).map((record) => record.referenceId).sort()).toEqual(marked.sort());
+    expect(await journal.list({ contradictions: true, states: ['successful'] })).toEqual([]);
+    await journal.close();
   });
 });
