@@ -244,7 +244,9 @@ describe('recover and journal', () => {
     await journal.transition(contradicted, 2, { state: 'failed', by: 'worker:w1', contradiction: { statusText: 'successful' } });
     await journal.close();
     const raw = new DatabaseSync(file);
-    raw.prepare(`UPDATE tap_payment_journal SET error = 'not json {', version = version + 1, writes = writes + 1 WHERE reference_id = ?`).run(corrupt);
+    raw
+      .prepare(`UPDATE tap_payment_journal SET error = 'not json {', version = version + 1, writes = writes + 1 WHERE reference_id = ?`)
+      .run(corrupt);
     raw.close();
 
     // Reading every final record meets the corrupt one (and says so); the filtered list never reads it.
