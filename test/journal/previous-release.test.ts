@@ -41,12 +41,14 @@ interface Release {
   /** The writes its journal has beyond insert, transition and leases. */
   readonly marks: boolean;
   readonly budgets: boolean;
+  /** A till of it started after the upgrade of a PostgreSQL table can read (its schema statements succeed). */
+  readonly readsAfterRestart: boolean;
 }
 
 const RELEASES: readonly Release[] = [
-  { commit: '483719c', name: 'the first journal release', writesWindow: false, marks: false, budgets: false },
-  { commit: '3fca6b1', name: 'the state-machine release', writesWindow: true, marks: false, budgets: false },
-  { commit: 'c7258be', name: 'the release before this one', writesWindow: true, marks: true, budgets: true },
+  { commit: '483719c', name: 'the first journal release', writesWindow: false, marks: false, budgets: false, readsAfterRestart: true },
+  { commit: '3fca6b1', name: 'the state-machine release', writesWindow: true, marks: false, budgets: false, readsAfterRestart: false },
+  { commit: 'c7258be', name: 'the release before this one', writesWindow: true, marks: true, budgets: true, readsAfterRestart: true },
 ];
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 const PRODUCT = '6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b';
@@ -93,6 +95,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       ? journal.transition(referenceId, Number(version), change).then((outcome) => String(outcome.applied))
       : journal.update(referenceId, change).then((record) => String(record !== undefined));
     written.then((applied) => say(command + ' resolved ' + applied), failed(command));
+  } else if (command === 'get') {
+    journal.get(referenceId).then((record) => say('get resolved ' + (record === undefined ? 'none' : record.state)), failed('get'));
   } else if (command === 'budget') {
     journal.takeBudget({ key: 'old-key', holder: 'old-till', limit: 5, keep: 0, want: 1, leaseMs: 5000, windowMs: 1000, accepted: 0, rateLimited: 0, saturated: false })
       .then(() => say('budget resolved'), failed('budget'));
@@ -327,6 +331,12 @@ describe('a deploy with a push in flight: a till of an earlier release, then the
         expect(front.creates.has(later), 'a restarted old till sent a push after the upgrade').toBe(false);
         if (store.name.startsWith('PostgreSQL'))
           await expectEveryWriteFails(restarted, release, journal, 'a till started after the upgrade');
+        // On PostgreSQL its schema statements ran and succeeded (its reads work), except the state-machine release's (they
+        // name a lease column renamed since); on SQLite it cannot open the file.
+        const read = await ask(restarted, `get ${inFlight}`);
+        expect(read).toMatch(
+          store.name.startsWith('PostgreSQL') && release.readsAfterRestart ? /^get resolved initiating$/ : /^get failed /,
+        );
 
         // The next recovery finds the push the service committed: one collection, and the journal agrees.
         const after = (await client.recover()).find((record) => record.referenceId === inFlight);
