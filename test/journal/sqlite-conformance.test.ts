@@ -208,4 +208,35 @@ PRAGMA user_version = 1;
     expect(await journal.list({ contradictions: true, states: ['successful'] })).toEqual([]);
     await journal.close();
   });
+
+  it('keeps the deployment and the sealed number; a deployment column that cannot be read makes the row unreadable, never absent', async () => {
+    const file = join(directory, 'deployment.db');
+    const warnings: unknown[][] = [];
+    const journal = new SqliteJournal(file, { logger: { warn: (...args: unknown[]) => warnings.push(args) } });
+    const base = {
+      state: 'initiating' as const,
+      productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'f',
+      sendWindowMs: 1000,
+      deployment: { baseUrl: 'https://collections.example.com', account: 'acct-1' },
+      sealedPhoneNumber: 'v1.sealed',
+    };
+    const [kept, broken] = [globalThis.crypto.randomUUID(), globalThis.crypto.randomUUID()];
+    for (const referenceId of [kept, broken]) await journal.insert({ ...base, referenceId });
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(file);
+    expect(db.prepare('SELECT deployment, sealed_phone_number FROM tap_payment_journal WHERE reference_id = ?').get(kept)).toEqual({
+      deployment: '{"baseUrl":"https://collections.example.com","account":"acct-1"}',
+      sealed_phone_number: 'v1.sealed',
+    });
+    db.prepare(`UPDATE tap_payment_journal SET deployment = '{"baseUrl":1}', writes = writes + 1 WHERE reference_id = ?`).run(broken);
+    db.close();
+    expect((await journal.get(kept))?.deployment).toEqual(base.deployment);
+    expect(await journal.get(broken)).toBeUndefined();
+    expect(JSON.stringify(warnings)).toContain('a deployment column that is not an object with a baseUrl and an account');
+    await journal.close();
+  });
 });
