@@ -136,8 +136,8 @@ export async function run(sdk: BenchSdk): Promise<void> {
       const table = `fleet_bench_${tableNumber}`;
       // Open for two hours, unknown to the service (404: never settle, never not-sent as they are pending).
       await pool.query(
-        `INSERT INTO "${table}" (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at)
-         SELECT gen_random_uuid()::text, 'pending', $1, 10, 'ZMW', '260*******09', 'bench', now() - interval '2 hours', now() - interval '2 hours'
+        `INSERT INTO "${table}" (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms, writes)
+         SELECT gen_random_uuid()::text, 'pending', $1, 10, 'ZMW', '260*******09', 'bench', now() - interval '2 hours', now() - interval '2 hours', 30000, 1
          FROM generate_series(1, $2)`,
         [testing.PRODUCTS.primary, NEVER],
       );

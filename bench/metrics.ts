@@ -99,8 +99,8 @@ export async function run(): Promise<void> {
       await admin.query(`DROP TRIGGER tap_payment_journal_counted ON ${schema}.tap_payment_journal`);
       const filled = performance.now();
       await admin.query(
-        `INSERT INTO ${schema}.tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at)
-         SELECT gen_random_uuid()::text, 'pending', '${PRODUCT_ID}', 25, 'ZMW', '260*******56', md5(i::text), now() - (i || ' ms')::interval, now()
+        `INSERT INTO ${schema}.tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms, writes)
+         SELECT gen_random_uuid()::text, 'pending', '${PRODUCT_ID}', 25, 'ZMW', '260*******56', md5(i::text), now() - (i || ' ms')::interval, now(), 30000, 1
          FROM generate_series(1, ${size}) AS i`,
       );
       await admin.query(`VACUUM ANALYZE ${schema}.tap_payment_journal`);

@@ -39,6 +39,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   bundle: () => import('./bundle.ts'),
   'in-flight': () => import('./in-flight.ts'),
   journal: () => import('./journal.ts'),
+  contradictions: () => import('./contradictions.ts'),
   chaos: () => import('./chaos.ts'),
   'tap-history': () => import('./tap-history.ts'),
   simulation: () => import('./simulation.ts'),

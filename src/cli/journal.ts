@@ -141,10 +141,16 @@ async function list(args: readonly string[]) {
   try {
     // Only a final record carries a contradiction; the limit counts the records shown.
     const wanted = states.length === 0 ? undefined : (states as PaymentState[]);
+    // The store filters (an index of the marked records): memory follows the contradictions, not the journal's size.
+    // The filter below only guards against a store of a user's own that ignores the option.
     const records = contradictions
-      ? (await opened.list({ states: (wanted ?? STATES).filter((state) => !isOpenPaymentState(state)) }))
-          .filter((record) => record.contradiction !== undefined)
-          .slice(0, limit)
+      ? (
+          await opened.list({
+            states: (wanted ?? STATES).filter((state) => !isOpenPaymentState(state)),
+            contradictions: true,
+            ...(limit === undefined ? {} : { limit }),
+          })
+        ).filter((record) => record.contradiction !== undefined)
       : await opened.list({ ...(wanted === undefined ? {} : { states: wanted }), ...(limit === undefined ? {} : { limit }) });
     process.stdout.write(listLines(records, contradictions));
   } finally {

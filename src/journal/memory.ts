@@ -52,6 +52,8 @@ export class MemoryJournal implements PaymentJournal {
   readonly #entries = new Map<string, Entry>();
   /** Records by state, kept with every write: {@link MemoryJournal.counts} never walks the records. */
   readonly #counts = stateCounts([]);
+  /** The records marked with a contradiction, kept with every write: `list({ contradictions: true })` reads only these. */
+  readonly #contradicted = new Set<string>();
   readonly #budgets = new Map<string, BudgetState>();
   readonly #now: () => number;
 
@@ -102,6 +104,7 @@ export class MemoryJournal implements PaymentJournal {
     next.updatedAt = at;
     next.version = current.version + 1;
     entry.record = freeze(next as unknown as PaymentRecord);
+    if (mark) this.#contradicted.add(referenceId);
     this.#counts[current.state] -= 1;
     this.#counts[entry.record.state] += 1;
     entry.events.push(eventOf(current.state, change, at));
@@ -137,7 +140,11 @@ export class MemoryJournal implements PaymentJournal {
   /** {@inheritDoc PaymentJournal.list} */
   async list(filter: PaymentFilter = {}): Promise<PaymentRecord[]> {
     const states = filter.states === undefined ? undefined : new Set(filter.states);
-    const records = [...this.#entries.values()]
+    const entries =
+      filter.contradictions === true
+        ? [...this.#contradicted].map((referenceId) => this.#entries.get(referenceId) as Entry)
+        : [...this.#entries.values()];
+    const records = entries
       .map((entry) => withDecidableAt(entry.record))
       .filter((record) => states === undefined || states.has(record.state))
       .sort(oldestFirst);

@@ -7,6 +7,7 @@
 import {
   type NewPaymentRecord,
   type PaymentContradiction,
+  type PaymentDeployment,
   type PaymentError,
   type PaymentEvent,
   type PaymentRecord,
@@ -34,7 +35,19 @@ export const RECORD_COLUMNS = [
   'version',
   'send_window_ms',
   'contradiction',
+  'deployment',
+  'sealed_phone_number',
+  'writes',
 ] as const;
+
+/**
+ * The column only this release's writers set: every `INSERT` writes 1 and every `UPDATE` adds 1 (see
+ * {@link WRITES_BUMP}). The stores' triggers refuse a write that does not, so a process of an earlier release (whose
+ * statements never name the column) fails on every write into an upgraded journal.
+ */
+export const WRITES_COLUMN = 'writes';
+/** The assignment every `UPDATE` of a record row carries (rows of an earlier release hold `NULL`). */
+export const WRITES_BUMP = `${WRITES_COLUMN} = COALESCE(${WRITES_COLUMN}, 0) + 1`;
 
 /** The columns of a history row, in the order {@link eventToRow} binds them. */
 export const EVENT_COLUMNS = [
@@ -79,6 +92,9 @@ export function recordToRow(record: NewPaymentRecord, at: string | null): (strin
     // older release, which an upgraded store refuses.
     sendWindowOf(record),
     null,
+    record.deployment === undefined ? null : JSON.stringify({ baseUrl: record.deployment.baseUrl, account: record.deployment.account }),
+    record.sealedPhoneNumber ?? null,
+    1,
   ];
 }
 
@@ -111,6 +127,9 @@ export function rowToRecord(row: RecordRow): PaymentRecord {
   if (row.error !== null) record.error = (typeof row.error === 'string' ? JSON.parse(row.error) : row.error) as PaymentError;
   const contradiction = jsonColumn(row.contradiction);
   if (contradiction !== undefined) record.contradiction = contradiction as PaymentContradiction;
+  const deployment = jsonColumn(row.deployment);
+  if (deployment !== undefined) record.deployment = deployment as PaymentDeployment;
+  if (row.sealed_phone_number !== null && row.sealed_phone_number !== undefined) record.sealedPhoneNumber = String(row.sealed_phone_number);
   return withDecidableAt(record as unknown as PaymentRecord);
 }
 
@@ -180,6 +199,17 @@ function unreadable(row: RecordRow): string | undefined {
     }
     if (typeof error !== 'object' || error === null || typeof (error as { name?: unknown }).name !== 'string')
       return 'an error column that is not an object with a name';
+  }
+  // A deployment that cannot be read must not read as "absent": that is how a record of an earlier release looks.
+  if (row.deployment !== null && row.deployment !== undefined) {
+    const deployment = jsonColumn(row.deployment) as { baseUrl?: unknown; account?: unknown } | undefined;
+    if (
+      typeof deployment !== 'object' ||
+      deployment === null ||
+      typeof deployment.baseUrl !== 'string' ||
+      typeof deployment.account !== 'string'
+    )
+      return 'a deployment column that is not an object with a baseUrl and an account';
   }
   return undefined;
 }

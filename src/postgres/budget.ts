@@ -1,4 +1,5 @@
 import { allocateBudget, type BudgetGrant, type BudgetRequest, type BudgetState } from '../journal/budget.js';
+import { WRITES_BUMP, WRITES_COLUMN } from '../journal/record-row.js';
 import type { PostgresPool } from './pool.js';
 
 /**
@@ -17,11 +18,11 @@ export async function takeBudgetRow(pool: PostgresPool, budgets: string, request
     const written =
       row.version === null
         ? await pool.query(
-            `INSERT INTO ${budgets} (key, version, state) VALUES ($1, 1, $2::jsonb) ON CONFLICT (key) DO NOTHING RETURNING version`,
+            `INSERT INTO ${budgets} (key, version, state, ${WRITES_COLUMN}) VALUES ($1, 1, $2::jsonb, 1) ON CONFLICT (key) DO NOTHING RETURNING version`,
             [request.key, JSON.stringify(state)],
           )
         : await pool.query(
-            `UPDATE ${budgets} SET state = $2::jsonb, version = version + 1 WHERE key = $1 AND version = $3 RETURNING version`,
+            `UPDATE ${budgets} SET state = $2::jsonb, version = version + 1, ${WRITES_BUMP} WHERE key = $1 AND version = $3 RETURNING version`,
             [request.key, JSON.stringify(state), row.version],
           );
     if (written.rows.length === 1) return grant;

@@ -18,11 +18,11 @@ import type {
   PaymentTransition,
 } from '../journal/journal.js';
 import { stateCounts } from '../journal/journal.js';
-import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
+import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord, WRITES_BUMP } from '../journal/record-row.js';
 import { takeBudgetRow } from './budget.js';
 import { Listener } from './listener.js';
 import { openPool, type PostgresPool, type PostgresQueryResult } from './pool.js';
-import { budgetsTableSql, migrationSql, NOW, OPEN, type TableNames, tableNames, UUID_SQL } from './schema.js';
+import { budgetsTableSql, listQuery, migrationSql, NOW, OPEN, type TableNames, tableNames, UUID_SQL } from './schema.js';
 
 /** Options of {@link PostgresJournal}: a connection string (the journal opens and owns a pool) or your pool. */
 export type PostgresJournalOptions = (
@@ -189,7 +189,7 @@ export class PostgresJournal implements PaymentJournal {
            state = $3, updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
            status_text = COALESCE($4, journal.status_text), transaction_code = COALESCE($5, journal.transaction_code),
            reason = COALESCE($6, journal.reason), error = COALESCE($7::jsonb, journal.error),
-           send_window_ms = COALESCE($8, journal.send_window_ms)
+           send_window_ms = COALESCE($8, journal.send_window_ms), ${WRITES_BUMP}
          FROM before WHERE journal.reference_id = before.reference_id
          RETURNING journal.*
        ), event AS (
@@ -224,7 +224,7 @@ export class PostgresJournal implements PaymentJournal {
          FOR UPDATE
        ), changed AS (
          UPDATE ${this.#table} AS journal SET
-           updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
+           updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1, ${WRITES_BUMP},
            contradiction = jsonb_build_object(
              'at', to_char(GREATEST(${NOW}, journal.updated_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
              'statusText', $4::text, 'by', $6::text
@@ -273,20 +273,13 @@ export class PostgresJournal implements PaymentJournal {
     return result.rows.length === 0 ? undefined : this.#rows.read(result.rows[0] as RecordRow);
   }
 
-  /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
+  /**
+   * Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). With `contradictions`, the table's
+   * partial index of marked records is read, never the others.
+   */
   async list(filter?: PaymentFilter): Promise<PaymentRecord[]> {
-    const values: unknown[] = [];
-    let where = '';
-    if (filter?.states !== undefined) {
-      values.push([...filter.states]);
-      where = 'WHERE state = ANY($1)';
-    }
-    let limit = '';
-    if (filter?.limit !== undefined) {
-      values.push(filter.limit);
-      limit = `LIMIT $${values.length}`;
-    }
-    const result = await this.#query(`SELECT * FROM ${this.#table} ${where} ORDER BY created_at, reference_id ${limit}`, values);
+    const { sql, values } = listQuery(this.#table, filter ?? {});
+    const result = await this.#query(sql, values);
     return this.#rows.readAll(result.rows as RecordRow[]);
   }
 
@@ -311,7 +304,7 @@ export class PostgresJournal implements PaymentJournal {
          FOR UPDATE SKIP LOCKED
        )
        UPDATE ${this.#table} AS journal
-       SET leased_to = $1, leased_until = now() + $2 * interval '1 millisecond'
+       SET leased_to = $1, leased_until = now() + $2 * interval '1 millisecond', ${WRITES_BUMP}
        FROM free WHERE journal.reference_id = free.reference_id
        RETURNING journal.*`,
       [request.owner, request.leaseMs, request.limit],
@@ -337,7 +330,7 @@ export class PostgresJournal implements PaymentJournal {
   async renew(owner: string, referenceIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (referenceIds.length === 0) return [];
     const result = await this.#query(
-      `UPDATE ${this.#table} SET leased_until = now() + $3 * interval '1 millisecond'
+      `UPDATE ${this.#table} SET leased_until = now() + $3 * interval '1 millisecond', ${WRITES_BUMP}
        WHERE reference_id = ANY($2) AND leased_to = $1 AND state IN ${OPEN}
        RETURNING reference_id`,
       [owner, [...referenceIds], leaseMs],
@@ -348,10 +341,10 @@ export class PostgresJournal implements PaymentJournal {
   /** Ends `owner`'s leases on `referenceIds` (ids it does not hold are ignored). */
   async release(owner: string, referenceIds: readonly string[]): Promise<void> {
     if (referenceIds.length === 0) return;
-    await this.#query(`UPDATE ${this.#table} SET leased_to = NULL, leased_until = NULL WHERE reference_id = ANY($2) AND leased_to = $1`, [
-      owner,
-      [...referenceIds],
-    ]);
+    await this.#query(
+      `UPDATE ${this.#table} SET leased_to = NULL, leased_until = NULL, ${WRITES_BUMP} WHERE reference_id = ANY($2) AND leased_to = $1`,
+      [owner, [...referenceIds]],
+    );
   }
 
   /**

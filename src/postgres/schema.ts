@@ -3,6 +3,9 @@
  * fragments its statements share, and the one migration that creates or upgrades the tables.
  */
 
+import type { PaymentFilter } from '../journal/journal.js';
+import { WRITES_BUMP, WRITES_COLUMN } from '../journal/record-row.js';
+
 /** A reference id as the SDK writes it (lower-case UUID): other rows are foreign and never leased. */
 export const UUID_SQL = "'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'";
 
@@ -74,10 +77,11 @@ function tableFunction(table: string, suffix: string): string {
  * uses, whose CREATE … IF NOT EXISTS would otherwise race on the catalog. A table of the first release (text
  * times, double amounts, no version or history) is upgraded in place.
  */
-export function migrationSql({ table, history, counts, channel, tableName: name }: TableNames): string {
+export function migrationSql({ table, history, counts, budgets, channel, tableName: name }: TableNames): string {
   const countFunction = tableFunction(table, '_count');
   const notifyFunction = tableFunction(table, '_notify');
   const oldWriterFunction = tableFunction(table, '_old_writer');
+  const lockFunction = tableFunction(table, '_lock');
   return `DO $$ BEGIN
         PERFORM pg_advisory_xact_lock(hashtext('tap-collections-sdk journal'));
         CREATE TABLE IF NOT EXISTS ${table} (
@@ -99,7 +103,10 @@ export function migrationSql({ table, history, counts, channel, tableName: name 
           leased_until timestamptz,
           version integer NOT NULL DEFAULT 1,
           send_window_ms double precision,
-          contradiction jsonb
+          contradiction jsonb,
+          deployment jsonb,
+          sealed_phone_number text,
+          ${WRITES_COLUMN} integer
         );
         IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${table}'::regclass AND attname = 'amount') = 'double precision'::regtype THEN
           ALTER TABLE ${table} ALTER COLUMN amount TYPE numeric USING round(amount::numeric, 2);
@@ -112,6 +119,9 @@ export function migrationSql({ table, history, counts, channel, tableName: name 
         ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1;
         ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS send_window_ms double precision;
         ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS contradiction jsonb;
+        ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS deployment jsonb;
+        ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS sealed_phone_number text;
+        ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${WRITES_COLUMN} integer;
         -- evidence-records: a window not known is the longest possible (Infinity), which an integer cannot hold.
         IF (SELECT atttypid FROM pg_attribute WHERE attrelid = '${table}'::regclass AND attname = 'send_window_ms') <> 'double precision'::regtype THEN
           ALTER TABLE ${table} ALTER COLUMN send_window_ms TYPE double precision;
@@ -122,7 +132,9 @@ export function migrationSql({ table, history, counts, channel, tableName: name 
           ALTER TABLE ${table} RENAME COLUMN lease_expires_at TO leased_until;
         END IF;
         -- A record written without a window (the first release kept none) is judged by the longest one possible.
-        UPDATE ${table} SET send_window_ms = 'Infinity' WHERE send_window_ms IS NULL AND state IN ${OPEN};
+        -- It names the writes column: a row an earlier release inserted just before the lock below must not make
+        -- this statement (run at every start) fail forever.
+        UPDATE ${table} SET send_window_ms = 'Infinity', ${WRITES_BUMP} WHERE send_window_ms IS NULL AND state IN ${OPEN};
         -- evidence-records: writers of an older release fail: their insert writes no window, their update bumps no version.
         CREATE OR REPLACE FUNCTION ${oldWriterFunction}() RETURNS trigger LANGUAGE plpgsql AS $fn$
           BEGIN
@@ -138,7 +150,10 @@ export function migrationSql({ table, history, counts, channel, tableName: name 
             BEFORE UPDATE OF state, updated_at, status_text, transaction_code, reason, error, send_window_ms ON ${table}
             FOR EACH ROW WHEN (NEW.version IS NOT DISTINCT FROM OLD.version) EXECUTE FUNCTION ${oldWriterFunction}();
         END IF;
+        ${lockSql(table, budgets, name, lockFunction)}
         CREATE INDEX IF NOT EXISTS "${name}_open_idx" ON ${table} (created_at, reference_id) WHERE state IN ${OPEN};
+        -- journal list --contradictions reads only the marked records, however many there are.
+        CREATE INDEX IF NOT EXISTS "${name}_contra_idx" ON ${table} (created_at, reference_id) WHERE contradiction IS NOT NULL;
         CREATE TABLE IF NOT EXISTS ${history} (
           id bigserial PRIMARY KEY,
           reference_id text COLLATE "C" NOT NULL,
@@ -212,6 +227,59 @@ export function migrationSql({ table, history, counts, channel, tableName: name 
 export function budgetsTableSql(budgets: string): string {
   return `DO $$ BEGIN
             PERFORM pg_advisory_xact_lock(hashtext('tap-collections-sdk journal'));
-            CREATE TABLE IF NOT EXISTS ${budgets} (key text COLLATE "C" PRIMARY KEY, version bigint NOT NULL, state jsonb NOT NULL);
+            ${budgetsTable(budgets)}
           END $$`;
+}
+
+/** The budgets table as this release writes it (the writes column of the lock: see {@link lockSql}). */
+function budgetsTable(budgets: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${budgets} (key text COLLATE "C" PRIMARY KEY, version bigint NOT NULL, state jsonb NOT NULL, ${WRITES_COLUMN} integer);
+          ALTER TABLE ${budgets} ADD COLUMN IF NOT EXISTS ${WRITES_COLUMN} integer;`;
+}
+
+/**
+ * Writers of every earlier release fail, whatever they write (records, leases, budgets): every insert of this release
+ * writes the writes column and every update adds 1 to it; no earlier release names it, so its insert leaves it
+ * `NULL` and its update leaves it unchanged, and these triggers refuse both. The triggers' and the function's names
+ * are new: no earlier release's migration (run by each of its processes at start) drops, replaces or makes them, and
+ * none of those migrations writes a row of this table that the lock refuses. The budgets table is made here, locked,
+ * so that an earlier release's process can never make it without the lock.
+ */
+function lockSql(table: string, budgets: string, name: string, lockFunction: string): string {
+  const trigger = (on: string, suffix: string, event: 'INSERT' | 'UPDATE', when: string) => `
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = '${on}'::regclass AND tgname = '${name}${suffix}') THEN
+          CREATE TRIGGER "${name}${suffix}" BEFORE ${event} ON ${on}
+            FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${lockFunction}();
+        END IF;`;
+  return `CREATE OR REPLACE FUNCTION ${lockFunction}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            RAISE EXCEPTION '% was upgraded by a newer tap-collections-sdk: this process runs an older release and may not write to it (upgrade it); nothing was written', TG_TABLE_NAME
+              USING ERRCODE = 'object_not_in_prerequisite_state';
+          END $fn$;
+        ${budgetsTable(budgets)}
+        ${trigger(table, '_lock_insert', 'INSERT', `NEW.${WRITES_COLUMN} IS NULL`)}
+        ${trigger(table, '_lock_update', 'UPDATE', `OLD.${WRITES_COLUMN} IS NOT DISTINCT FROM NEW.${WRITES_COLUMN}`)}
+        ${trigger(budgets, '_b_lock_insert', 'INSERT', `NEW.${WRITES_COLUMN} IS NULL`)}
+        ${trigger(budgets, '_b_lock_update', 'UPDATE', `OLD.${WRITES_COLUMN} IS NOT DISTINCT FROM NEW.${WRITES_COLUMN}`)}`;
+}
+
+/**
+ * The statement `list(filter)` runs on `table` and its values. With `contradictions`, its condition is the partial
+ * index's own (`<table>_contra_idx`), so the server reads that index and no other record.
+ */
+export function listQuery(table: string, filter: PaymentFilter): { sql: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const conditions: string[] = [];
+  if (filter.states !== undefined) {
+    values.push([...filter.states]);
+    conditions.push('state = ANY($1)');
+  }
+  if (filter.contradictions === true) conditions.push('contradiction IS NOT NULL');
+  const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+  let limit = '';
+  if (filter.limit !== undefined) {
+    values.push(filter.limit);
+    limit = `LIMIT $${values.length}`;
+  }
+  return { sql: `SELECT * FROM ${table} ${where} ORDER BY created_at, reference_id ${limit}`, values };
 }

@@ -16,7 +16,7 @@
  *
  * @module tap-collections-sdk/sqlite
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Logger } from '../core/logger.js';
 import { allocateBudget, type BudgetGrant, type BudgetRequest, type BudgetState, budgetRequestProblem } from '../journal/budget.js';
 import {
@@ -36,16 +36,29 @@ import {
   stateCounts,
   UNKNOWN_SEND_WINDOW_MS,
 } from '../journal/journal.js';
-import { EVENT_COLUMNS, eventToRow, RECORD_COLUMNS, RowReader, recordToRow, rowToEvent, rowToRecord } from '../journal/record-row.js';
+import {
+  EVENT_COLUMNS,
+  eventToRow,
+  RECORD_COLUMNS,
+  RowReader,
+  recordToRow,
+  rowToEvent,
+  rowToRecord,
+  WRITES_BUMP,
+  WRITES_COLUMN,
+} from '../journal/record-row.js';
 import { nodeSqlite } from './load.js';
 import {
   BUDGETS,
+  BUDGETS_SCHEMA,
   COLUMNS,
   COUNTS,
   COUNTS_SCHEMA,
   DROP_OLD_WRITER_TRIGGERS,
   HISTORY,
   HISTORY_SCHEMA,
+  LOCK_EARLIER_RELEASES,
+  listQuery,
   OPEN,
   REFUSE_OLD_WRITERS,
   SCHEMA,
@@ -213,17 +226,15 @@ export class SqliteJournal implements PaymentJournal {
     return stateCounts(rows.map((row) => [row.state, Number(row.n)] as const));
   }
 
-  /** Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). */
+  /**
+   * Records matching `filter`, oldest first (by `createdAt`, then `referenceId`). With `contradictions`, the file's
+   * partial index of marked records is read, never the others.
+   */
   async list(filter: PaymentFilter = {}): Promise<PaymentRecord[]> {
     const db = this.#database();
-    const states = filter.states;
-    if (states !== undefined && states.length === 0) return [];
-    const where = states === undefined ? '' : `WHERE state IN (${states.map(() => '?').join(', ')})`;
-    const limit = filter.limit === undefined ? '' : 'LIMIT ?';
-    const parameters: SQLInputValue[] = [...(states ?? [])];
-    if (filter.limit !== undefined) parameters.push(Math.max(0, Math.floor(filter.limit)));
-    const rows = db.prepare(`SELECT ${COLUMNS} FROM ${TABLE} ${where} ORDER BY created_at, reference_id ${limit}`).all(...parameters);
-    return this.#rows.readAll(rows);
+    if (filter.states !== undefined && filter.states.length === 0) return [];
+    const { sql, parameters } = listQuery(filter);
+    return this.#rows.readAll(db.prepare(sql).all(...parameters));
   }
 
   /** Leases up to `limit` open, unleased (or expired) records to `owner`, oldest first, in one transaction. */
@@ -276,11 +287,13 @@ export class SqliteJournal implements PaymentJournal {
   #budgetStatements(): { read: StatementSync; write: StatementSync } {
     if (this.#budget !== undefined && this.#db !== undefined) return this.#budget;
     const db = this.#database();
-    // Its own table and statements, apart from the schema version: the records' tables are unchanged.
-    db.exec(`CREATE TABLE IF NOT EXISTS ${BUDGETS} (key TEXT PRIMARY KEY, state TEXT NOT NULL)`);
+    // The table (with its lock against earlier releases) is made when the file is opened.
     this.#budget = {
       read: db.prepare(`SELECT state FROM ${BUDGETS} WHERE key = ?`),
-      write: db.prepare(`INSERT INTO ${BUDGETS} (key, state) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET state = excluded.state`),
+      write: db.prepare(
+        `INSERT INTO ${BUDGETS} (key, state, ${WRITES_COLUMN}) VALUES (?, ?, 1)
+         ON CONFLICT (key) DO UPDATE SET state = excluded.state, ${WRITES_BUMP}`,
+      ),
     };
     return this.#budget;
   }
@@ -336,13 +349,19 @@ export class SqliteJournal implements PaymentJournal {
             );
             for (const step of upgradeSteps(columns)) db.exec(step);
             // A record written without a window (the first release kept none) is judged by the longest one possible.
-            db.prepare(`UPDATE ${TABLE} SET send_window_ms = ? WHERE send_window_ms IS NULL AND state IN ${OPEN}`).run(
+            db.prepare(`UPDATE ${TABLE} SET send_window_ms = ?, ${WRITES_BUMP} WHERE send_window_ms IS NULL AND state IN ${OPEN}`).run(
               UNKNOWN_SEND_WINDOW_MS,
             );
+            // The budgets of the release before this one: the same rows, under the lock from now on.
+            const budgets = db.prepare(`SELECT name FROM pragma_table_info('${BUDGETS}')`).all();
+            if (budgets.length > 0 && !budgets.some((row) => row.name === WRITES_COLUMN))
+              db.exec(`ALTER TABLE ${BUDGETS} ADD COLUMN ${WRITES_COLUMN} INTEGER`);
           }
           db.exec(SCHEMA);
           db.exec(HISTORY_SCHEMA);
+          db.exec(BUDGETS_SCHEMA);
           db.exec(REFUSE_OLD_WRITERS);
+          db.exec(LOCK_EARLIER_RELEASES);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         }
         // The counters of counts() (older files have none): made once, from the records already there.
@@ -372,12 +391,12 @@ export class SqliteJournal implements PaymentJournal {
       update: db.prepare(
         `UPDATE ${TABLE} SET state = ?, updated_at = ?, status_text = COALESCE(?, status_text),
            transaction_code = COALESCE(?, transaction_code), reason = COALESCE(?, reason), error = COALESCE(?, error),
-           send_window_ms = COALESCE(?, send_window_ms), version = version + 1
+           send_window_ms = COALESCE(?, send_window_ms), version = version + 1, ${WRITES_BUMP}
          WHERE reference_id = ? AND version = ? AND state IN ${OPEN} RETURNING ${COLUMNS}`,
       ),
       // The one write a final record takes: the service's contradicting answer, nothing else.
       markContradiction: db.prepare(
-        `UPDATE ${TABLE} SET contradiction = ?, updated_at = ?, version = version + 1
+        `UPDATE ${TABLE} SET contradiction = ?, updated_at = ?, version = version + 1, ${WRITES_BUMP}
          WHERE reference_id = ? AND version = ? AND state NOT IN ${OPEN} RETURNING ${COLUMNS}`,
       ),
       appendEvent: db.prepare(`INSERT INTO ${HISTORY} (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`),
@@ -388,9 +407,14 @@ export class SqliteJournal implements PaymentJournal {
            AND length(reference_id) = 36 AND (error IS NULL OR json_valid(error))
          ORDER BY leased_until, created_at DESC, reference_id DESC LIMIT ?`,
       ),
-      takeLease: db.prepare(`UPDATE ${TABLE} SET leased_to = ?, leased_until = ? WHERE reference_id = ?`),
-      renew: db.prepare(`UPDATE ${TABLE} SET leased_until = ? WHERE reference_id = ? AND leased_to = ? AND leased_until > ?`),
-      release: db.prepare(`UPDATE ${TABLE} SET leased_to = NULL, leased_until = 0 WHERE reference_id = ? AND leased_to = ?`),
+      // Every update names the writes column, leases too: the lock refuses an update that does not (an earlier release's).
+      takeLease: db.prepare(`UPDATE ${TABLE} SET leased_to = ?, leased_until = ?, ${WRITES_BUMP} WHERE reference_id = ?`),
+      renew: db.prepare(
+        `UPDATE ${TABLE} SET leased_until = ?, ${WRITES_BUMP} WHERE reference_id = ? AND leased_to = ? AND leased_until > ?`,
+      ),
+      release: db.prepare(
+        `UPDATE ${TABLE} SET leased_to = NULL, leased_until = 0, ${WRITES_BUMP} WHERE reference_id = ? AND leased_to = ?`,
+      ),
     };
     return this.#statements;
   }

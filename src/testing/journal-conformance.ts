@@ -3,7 +3,7 @@
  * package's own tests, and a store of your own in yours).
  *
  * The checks live in `journal-conformance/`, one file per part of the interface (writes, the window, reads,
- * leases, counts, budgets); this entry runs them in the order below.
+ * the deployment and the contradictions filter, leases, counts, budgets); this entry runs them in the order below.
  *
  * @module
  */
@@ -11,6 +11,7 @@
 import type { PaymentJournal } from '../journal/journal.js';
 import { BUDGET_CHECKS } from './journal-conformance/budget.js';
 import { COUNT_CHECKS } from './journal-conformance/counts.js';
+import { DEPLOYMENT_CHECKS } from './journal-conformance/deployment.js';
 import { type Check, describe, settle, tracking, untracked } from './journal-conformance/kit.js';
 import { LEASE_CHECKS } from './journal-conformance/leases.js';
 import { READ_CHECKS } from './journal-conformance/reads.js';
@@ -96,6 +97,7 @@ export async function checkPaymentJournal(openJournal: OpenPaymentJournal): Prom
 const CHECKS: ReadonlyArray<readonly [string, Check]> = [
   ...WRITE_CHECKS,
   ...WINDOW_CHECKS,
+  ...DEPLOYMENT_CHECKS,
   ...READ_CHECKS,
   ...LEASE_CHECKS,
   ...COUNT_CHECKS,

@@ -224,6 +224,41 @@ describe('recover and journal', () => {
     expect(shown.stdout).toMatch(/CONTRADICTED +the service answered "successful" at .+, request req-9, by worker:w1\n/);
   });
 
+  it('journal list --contradictions reads only the contradicted records (the store filters): a corrupt record among the others is never read', async () => {
+    const file = join(dir, 'contradictions-filtered.db');
+    const journal = new SqliteJournal(file);
+    const [contradicted, corrupt] = [randomUUID(), randomUUID()];
+    for (const referenceId of [contradicted, corrupt]) {
+      await journal.insert({
+        referenceId,
+        state: 'initiating',
+        productId: PRODUCTS.primary,
+        amount: 12,
+        currency: 'ZMW',
+        phoneNumber: '260*******56',
+        fingerprint: 'f',
+        sendWindowMs: 0,
+      });
+      await journal.transition(referenceId, 1, { state: 'failed', by: 'poll', statusText: 'failed' });
+    }
+    await journal.transition(contradicted, 2, { state: 'failed', by: 'worker:w1', contradiction: { statusText: 'successful' } });
+    await journal.close();
+    const raw = new DatabaseSync(file);
+    raw
+      .prepare(`UPDATE tap_payment_journal SET error = 'not json {', version = version + 1, writes = writes + 1 WHERE reference_id = ?`)
+      .run(corrupt);
+    raw.close();
+
+    // Reading every final record meets the corrupt one (and says so); the filtered list never reads it.
+    const all = await complete(['journal', 'list', '--state', 'failed', '--journal', `sqlite:${file}`]);
+    expect(all.stderr).toContain(corrupt);
+    const listed = await complete(['journal', 'list', '--contradictions', '--journal', `sqlite:${file}`]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(contradicted);
+    expect(listed.stdout).toContain('1 payment(s).');
+    expect(listed.stderr, 'a record the filtered list read').not.toContain(corrupt);
+  });
+
   it('recover settles the open payments; journal list and show read them back', async () => {
     const file = join(dir, 'recover.db');
     const journal = new SqliteJournal(file);

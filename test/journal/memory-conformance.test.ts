@@ -334,4 +334,42 @@ describe('checkPaymentJournal fails broken stores', () => {
     });
     expect(results).toEqual([{ name: 'the store opens', ok: false, error: 'no such database' }]);
   });
+
+  it('a store that does not keep the deployment and the sealed number (written at insert) fails, saying what to keep', async () => {
+    const KEPT =
+      'the deployment and the sealed number are kept: by insert, get and list, through every transition (a contradiction mark too), after reopening';
+    const drop = <T extends PaymentRecord | undefined>(record: T): T => {
+      if (record === undefined) return record;
+      const { deployment: _deployment, sealedPhoneNumber: _sealed, ...rest } = record;
+      return rest as T;
+    };
+    // A store that keeps them at insert and loses them on the first transition (a row rewritten whole).
+    const results = await checkPaymentJournal(
+      broken((inner) => ({
+        transition: async (id, version, change) => {
+          const outcome = await inner.transition(id, version, change);
+          return outcome.applied ? { applied: true, record: drop(outcome.record) } : { applied: false, record: drop(outcome.record) };
+        },
+      })),
+    );
+    expect(failed(results)).toEqual([KEPT]);
+    expect(results.find((result) => result.name === KEPT)?.error).toMatch(
+      /deployment: expected .*got undefined.*must keep PaymentRecord\.deployment .* and sealedPhoneNumber/,
+    );
+    const atInsert = await checkPaymentJournal(
+      broken((inner) => ({
+        insert: async ({ deployment: _deployment, sealedPhoneNumber: _sealed, ...record }) => inner.insert(record),
+      })),
+    );
+    expect(failed(atInsert)).toContain(KEPT);
+  });
+
+  it('a store that ignores list({ contradictions: true }) (every record comes back) fails', async () => {
+    const FILTER = 'list({ contradictions: true }) returns the marked records only, oldest first, with states and limit applied';
+    const results = await checkPaymentJournal(
+      broken((inner) => ({ list: ({ contradictions: _ignored, ...filter } = {}) => inner.list(filter) })),
+    );
+    expect(failed(results)).toEqual([FILTER]);
+    expect(results.find((result) => result.name === FILTER)?.error).toMatch(/without a contradiction.*must filter them out itself/);
+  });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../src/sqlite/index.js';
+import { listQuery } from '../../src/sqlite/schema.js';
 import { checkPaymentJournal } from '../../src/testing/index.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'tap-journal-'));
@@ -30,7 +31,7 @@ describe('SqliteJournal', () => {
     const { DatabaseSync } = await import('node:sqlite');
     const db = new DatabaseSync(file);
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
     db.close();
     await journal.close();
   });
@@ -147,7 +148,7 @@ PRAGMA user_version = 1;
     const results = await checkPaymentJournal(() => new SqliteJournal(file));
     expect(results.filter((result) => !result.ok)).toEqual([]);
     const db = new DatabaseSync(file);
-    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
     db.close();
   });
 
@@ -163,5 +164,79 @@ PRAGMA user_version = 1;
     db.exec('PRAGMA user_version = 7');
     db.close();
     await expect(new SqliteJournal(file).list()).rejects.toThrow(/schema version 7/);
+  });
+
+  it('list({ contradictions: true }) reads the partial index of marked records: 3 of 100 000 records, whatever the states', async () => {
+    const file = join(directory, 'contradictions.db');
+    const journal = new SqliteJournal(file);
+    const marked: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const stored = await journal.insert({
+        referenceId: globalThis.crypto.randomUUID(),
+        state: 'initiating',
+        productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
+        amount: 10,
+        currency: 'ZMW',
+        phoneNumber: '260*******56',
+        fingerprint: `f${index}`,
+      });
+      if (stored === undefined) throw new Error('insert refused');
+      await journal.transition(stored.referenceId, 1, { state: 'failed', by: 'test' });
+      await journal.transition(stored.referenceId, 2, { state: 'failed', by: 'test', contradiction: { statusText: 'successful' } });
+      marked.push(stored.referenceId);
+    }
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(file);
+    // 100 000 final records nobody contradicted, written as this release writes them.
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+      INSERT INTO tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms, writes)
+      SELECT printf('00000000-0000-4000-8000-%012d', i), 'failed', 'p', 1, 'ZMW', '260*******56', 'f', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 1000, 1 FROM n`);
+    for (const filter of [
+      { contradictions: true },
+      { contradictions: true, states: ['failed', 'successful'] },
+      { contradictions: true, limit: 2 },
+    ] as const) {
+      const { sql, parameters } = listQuery(filter);
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...parameters)
+        .map((row) => String(row.detail));
+      expect(plan, JSON.stringify(filter)).toEqual(['SCAN tap_payment_journal USING INDEX tap_payment_journal_contradicted']);
+    }
+    db.close();
+    expect((await journal.list({ contradictions: true })).map((record) => record.referenceId).sort()).toEqual(marked.sort());
+    expect(await journal.list({ contradictions: true, states: ['successful'] })).toEqual([]);
+    await journal.close();
+  });
+
+  it('keeps the deployment and the sealed number; a deployment column that cannot be read makes the row unreadable, never absent', async () => {
+    const file = join(directory, 'deployment.db');
+    const warnings: unknown[][] = [];
+    const journal = new SqliteJournal(file, { logger: { warn: (...args: unknown[]) => warnings.push(args) } });
+    const base = {
+      state: 'initiating' as const,
+      productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'f',
+      sendWindowMs: 1000,
+      deployment: { baseUrl: 'https://collections.example.com', account: 'acct-1' },
+      sealedPhoneNumber: 'v1.sealed',
+    };
+    const [kept, broken] = [globalThis.crypto.randomUUID(), globalThis.crypto.randomUUID()];
+    for (const referenceId of [kept, broken]) await journal.insert({ ...base, referenceId });
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(file);
+    expect(db.prepare('SELECT deployment, sealed_phone_number FROM tap_payment_journal WHERE reference_id = ?').get(kept)).toEqual({
+      deployment: '{"baseUrl":"https://collections.example.com","account":"acct-1"}',
+      sealed_phone_number: 'v1.sealed',
+    });
+    db.prepare(`UPDATE tap_payment_journal SET deployment = '{"baseUrl":1}', writes = writes + 1 WHERE reference_id = ?`).run(broken);
+    db.close();
+    expect((await journal.get(kept))?.deployment).toEqual(base.deployment);
+    expect(await journal.get(broken)).toBeUndefined();
+    expect(JSON.stringify(warnings)).toContain('a deployment column that is not an object with a baseUrl and an account');
+    await journal.close();
   });
 });

@@ -141,10 +141,13 @@ describe('rows that cannot be read', () => {
     }
     const [corrupt] = ids as [string];
     const foreign = '../../../health?x=';
-    await admin.query(`UPDATE "${name}" SET error = '"oops"'::jsonb, version = version + 1 WHERE reference_id = $1`, [corrupt]);
+    await admin.query(`UPDATE "${name}" SET error = '"oops"'::jsonb, version = version + 1, writes = writes + 1 WHERE reference_id = $1`, [
+      corrupt,
+    ]);
     await admin.query(
       `INSERT INTO "${name}" SELECT $1, state, product_id, amount, currency, phone_number, narration, fingerprint, created_at, updated_at,
-         status_text, transaction_code, reason, error, NULL, NULL, version, send_window_ms FROM "${name}" WHERE reference_id = $2`,
+         status_text, transaction_code, reason, error, NULL, NULL, version, send_window_ms, contradiction, deployment, sealed_phone_number, writes
+         FROM "${name}" WHERE reference_id = $2`,
       [foreign, ids[1]],
     );
 
@@ -249,10 +252,22 @@ describe('PostgreSQL schema', () => {
     const pool = new pg.Pool({ connectionString: url });
     const indexes = await pool.query('SELECT indexname FROM pg_indexes WHERE tablename = $1 OR tablename = $2', [name, `${name}_history`]);
     expect(indexes.rows.map((row) => row.indexname).sort()).toEqual(
-      [`${name}_due_idx`, `${name}_history_pkey`, `${name}_history_ref_idx`, `${name}_open_idx`, `${name}_pkey`].sort(),
+      [
+        `${name}_contra_idx`,
+        `${name}_due_idx`,
+        `${name}_history_pkey`,
+        `${name}_history_ref_idx`,
+        `${name}_open_idx`,
+        `${name}_pkey`,
+      ].sort(),
     );
     const triggers = await pool.query('SELECT tgname FROM pg_trigger WHERE tgname = $1', [`${name}_settled`]);
     expect(triggers.rows).toHaveLength(1);
+    // The lock against earlier releases' writes, on the records and on the budgets, under its full names.
+    const locks = await pool.query('SELECT tgname FROM pg_trigger WHERE tgname LIKE $1', [`${name}%lock%`]);
+    expect(locks.rows.map((row) => row.tgname).sort()).toEqual(
+      [`${name}_b_lock_insert`, `${name}_b_lock_update`, `${name}_lock_insert`, `${name}_lock_update`].sort(),
+    );
     await pool.end();
     await journal.close();
   });

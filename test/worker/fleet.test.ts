@@ -224,11 +224,13 @@ describe('SQLite rows that cannot be read', () => {
     const journal = new SqliteJournal(file, { logger: lines.logger });
     const ids = await initiateMany(journal, 5);
     const raw = new DatabaseSync(file);
-    raw.prepare(`UPDATE tap_payment_journal SET error = 'not json {', version = version + 1 WHERE reference_id = ?`).run(ids[0] as string);
+    raw
+      .prepare(`UPDATE tap_payment_journal SET error = 'not json {', version = version + 1, writes = writes + 1 WHERE reference_id = ?`)
+      .run(ids[0] as string);
     raw
       .prepare(
-        `INSERT INTO tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms)
-         SELECT '../../../health?x=', state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms FROM tap_payment_journal WHERE reference_id = ?`,
+        `INSERT INTO tap_payment_journal (reference_id, state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms, writes)
+         SELECT '../../../health?x=', state, product_id, amount, currency, phone_number, fingerprint, created_at, updated_at, send_window_ms, writes FROM tap_payment_journal WHERE reference_id = ?`,
       )
       .run(ids[1] as string);
     expect((await journal.list()).map((record) => record.referenceId).sort()).toEqual(ids.slice(1).sort());

@@ -1,0 +1,119 @@
+import type { PaymentRecord } from '../../journal/journal.js';
+import { expectEqual, expectSorted } from './expect.js';
+
+/** The journal's order (createdAt, then referenceId): records of one millisecond order by their ids. */
+function oldestFirst(a: PaymentRecord, b: PaymentRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.referenceId < b.referenceId ? -1 : a.referenceId > b.referenceId ? 1 : 0;
+}
+
+import { BY, type Check, ids, insert, newRecord, settle, uuid } from './kit.js';
+
+/** What a store must keep, said in every failure of the check below. */
+const KEEP =
+  'a store must keep PaymentRecord.deployment ({ baseUrl, account }) and sealedPhoneNumber exactly as insert wrote them, ' +
+  'through every transition and after reopening: without them a client judges the record by answers from any deployment, ' +
+  'and cannot resend its push';
+
+/** A sealed number as a client writes it: opaque text, kept byte for byte. */
+function sealed(): string {
+  return `v1.${uuid()}.AbC-_/+=~%.${'z'.repeat(200)}`;
+}
+
+/** `actual`'s two fields equal `expected`'s, or an error saying what to keep. */
+function expectKept(
+  actual: PaymentRecord | undefined,
+  expected: Pick<PaymentRecord, 'deployment' | 'sealedPhoneNumber'>,
+  what: string,
+): void {
+  try {
+    expectEqual(actual?.deployment, expected.deployment, `${what}: deployment`);
+    expectEqual(actual?.sealedPhoneNumber, expected.sealedPhoneNumber, `${what}: sealedPhoneNumber`);
+  } catch (error) {
+    throw new Error(`${(error as Error).message} (${KEEP})`);
+  }
+}
+
+/** Where a record's push went and its sealed number; the store's own filter of contradicted records. */
+export const DEPLOYMENT_CHECKS: ReadonlyArray<readonly [string, Check]> = [
+  [
+    'the deployment and the sealed number are kept: by insert, get and list, through every transition (a contradiction mark too), after reopening',
+    async ({ journal, reopen }) => {
+      const deployment = { baseUrl: 'https://collections.example.com/v1', account: 'acct-7Yq2 "quoted" é' };
+      const item = newRecord({ deployment, sealedPhoneNumber: sealed() });
+      const bare = newRecord();
+      const expected = { deployment, sealedPhoneNumber: item.sealedPhoneNumber };
+      expectKept(await insert(journal, item), expected, 'the record insert resolves with');
+      expectKept(await journal.get(item.referenceId), expected, 'get after insert');
+      expectKept(await insert(journal, bare), {}, 'a record inserted without them');
+      let version = 1;
+      for (const state of ['unknown', 'initiating', 'pending', 'failed'] as const) {
+        const moved = await journal.transition(item.referenceId, version, { state, by: BY, statusText: state, sendWindowMs: 5000 });
+        if (!moved.applied) throw new Error(`a transition to ${state} on the version just read was not applied`);
+        version = moved.record.version;
+        expectKept(moved.record, expected, `the record a transition to ${state} resolves with`);
+      }
+      const marked = await journal.transition(item.referenceId, version, {
+        state: 'failed',
+        by: BY,
+        contradiction: { statusText: 'successful' },
+      });
+      if (!marked.applied) throw new Error('a contradiction mark on a failed record, expecting its version, was not applied');
+      expectKept(marked.record, expected, 'the record a contradiction mark resolves with');
+      const again = await reopen();
+      expectKept(await again.get(item.referenceId), expected, 'get on the reopened store');
+      expectKept(await again.get(bare.referenceId), {}, 'a record inserted without them, on the reopened store');
+      const listed = (await again.list({ states: ['failed'] })).find((record) => record.referenceId === item.referenceId);
+      expectKept(listed, expected, 'list on the reopened store');
+      await settle(journal, [bare]);
+    },
+  ],
+  [
+    'list({ contradictions: true }) returns the marked records only, oldest first, with states and limit applied',
+    async ({ journal, reopen }) => {
+      const records: PaymentRecord[] = [];
+      for (const state of ['failed', 'successful', 'not-sent', 'rejected', 'failed', 'successful'] as const) {
+        const stored = await insert(journal, newRecord());
+        const closed = await journal.transition(stored.referenceId, 1, { state, by: BY, statusText: state });
+        if (!closed.applied) throw new Error(`a transition to ${state} was not applied`);
+        records.push(closed.record);
+      }
+      const open = await insert(journal, newRecord());
+      // Every other final record is marked; the rest (and the open one) must never be listed.
+      const marked = new Set<string>();
+      for (const [index, record] of records.entries()) {
+        if (index % 2 === 1) continue;
+        const answer = { statusText: record.state === 'successful' ? 'failed' : 'successful' };
+        const done = await journal.transition(record.referenceId, record.version, { state: record.state, by: BY, contradiction: answer });
+        if (!done.applied) throw new Error(`a contradiction mark on a ${record.state} record was not applied`);
+        marked.add(record.referenceId);
+      }
+      for (const store of [journal, await reopen()]) {
+        const listed = await store.list({ contradictions: true });
+        const unmarked = listed.filter((record) => record.contradiction === undefined);
+        if (unmarked.length > 0)
+          throw new Error(
+            `list({ contradictions: true }) returned ${unmarked.length} record(s) without a contradiction (${unmarked[0]?.referenceId}): the store must filter them out itself`,
+          );
+        const mine = ids(listed).filter((id) => id === open.referenceId || records.some((record) => record.referenceId === id));
+        expectEqual(new Set(mine), marked, 'the marked records list({ contradictions: true }) returns, among this check’s');
+        expectSorted(listed, 'list({ contradictions: true })');
+        const failed = await store.list({ contradictions: true, states: ['failed'] });
+        if (failed.some((record) => record.state !== 'failed' || record.contradiction === undefined))
+          throw new Error('list({ contradictions: true, states: [failed] }) returned a record not failed or not marked');
+        expectEqual(
+          ids(failed).filter((id) => marked.has(id)),
+          ids(records.filter((record) => record.state === 'failed' && marked.has(record.referenceId)).sort(oldestFirst)),
+          'the marked failed records, oldest first',
+        );
+        expectEqual((await store.list({ contradictions: true, limit: 1 })).length, 1, 'list({ contradictions: true, limit: 1 })');
+        expectEqual(
+          await store.list({ contradictions: true, states: ['pending', 'initiating'] }),
+          [],
+          'marked records among the open ones',
+        );
+      }
+      await settle(journal, [open]);
+    },
+  ],
+];
