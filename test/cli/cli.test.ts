@@ -1,5 +1,5 @@
 /**
- * The bin as an operator runs it: real child processes of the built `dist/testing/cli.js` (run `npm run build`
+ * The bin as an operator runs it: real child processes of the built `dist/cli/bin.js` (run `npm run build`
  * first) against the loopback simulator, an SQLite file and a real PostgreSQL server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -18,15 +18,16 @@ import { PostgresJournal } from '../../src/postgres/index.ts';
 import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
 import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.ts';
+import { type RunningPostgres, startPostgres } from '../postgres/server.ts';
 import { openRecord } from '../worker/journal-records.ts';
 
-const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const postgresUrl = inject('postgresUrl');
 let dir: string;
 let simulator: RunningSimulator;
 
 beforeAll(async () => {
-  if (!existsSync(bin)) throw new Error('dist/testing/cli.js is missing: run `npm run build` before these tests');
+  if (!existsSync(bin)) throw new Error('dist/cli/bin.js is missing: run `npm run build` before these tests');
   dir = await mkdtemp(join(tmpdir(), 'tap-collections-cli-'));
   // Every collection settles at its first status check.
   simulator = await startSimulator({ simulator: createSimulator({ settlement: { pendingPolls: 0 } }) });
@@ -598,6 +599,81 @@ describe('worker health', () => {
       expect(await health.text()).toMatch(/^journal not answering/);
       worker.child.kill('SIGINT');
       expect((await worker.exited).code).toBe(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('worker while its journal goes away and comes back (a PostgreSQL server of its own, stopped and started)', () => {
+  let server: RunningPostgres;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  it('says so in one line with the cause and one when it is back; /metrics keeps its gauges and adds journal_up', {
+    timeout: 60_000,
+  }, async () => {
+    // Trust authentication ignores the password: it is here to prove it is never printed.
+    const url = server.connectionString.replace('postgres@', 'postgres:s3cret-pw@');
+    const journal = new PostgresJournal({ connectionString: url });
+    for (let index = 0; index < 5; index++) await journal.insert(strayRecord());
+    await journal.close();
+    const worker = cli([
+      'worker',
+      '--journal',
+      url,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--initial-delay-ms',
+      '0',
+      '--interval-ms',
+      '20',
+      '--scan-interval-ms',
+      '20',
+    ]);
+    const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const until = async (done: (metrics: string) => boolean) => {
+      const deadline = Date.now() + 20_000;
+      for (let metrics = await scrape(); ; metrics = await scrape()) {
+        if (done(metrics)) return metrics;
+        if (Date.now() > deadline) throw new Error(`not reached:\n${metrics}\n${worker.output().stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    let port = '';
+    try {
+      port = (await worker.waitFor(/on port (\d+)\./))[1] as string;
+      await until(
+        (metrics) => sample(metrics, 'tap_collections_worker_leased_payments') === 5 && sample(metrics, 'tap_collections_journal_up') === 1,
+      );
+      await server.halt();
+      const down = await until((metrics) => /^tap_collections_journal_up 0$/m.test(metrics));
+      expect(sample(down, 'tap_collections_worker_open_payments')).toBe(5);
+      // Every lease, renewal and record fails meanwhile, cycle after cycle (every 20 ms): none of them is a line.
+      await until(() => /journal is not answering/.test(worker.output().stderr));
+      const cycles = Date.now() + 1_500;
+      await until(() => Date.now() > cycles);
+      await server.resume();
+      const back = await until((metrics) => /^tap_collections_journal_up 1$/m.test(metrics));
+      expect(sample(back, 'tap_collections_worker_open_payments')).toBe(5);
+      await until(() => /journal answers again/.test(worker.output().stderr));
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+      const { stderr } = worker.output();
+      const lines = stderr.trimEnd().split('\n');
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^error: \[tap-collections-sdk\] settlement worker: the journal is not answering; .*: journal postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres failed: \S/,
+        ),
+        expect.stringMatching(
+          /^warning: \[tap-collections-sdk\] settlement worker: the journal answers again \(after \d+ s\); settling goes on$/,
+        ),
+      ]);
+      expect(stderr).not.toContain('s3cret-pw');
     } finally {
       worker.child.kill('SIGKILL');
     }
