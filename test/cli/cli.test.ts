@@ -605,6 +605,97 @@ describe('worker health', () => {
   });
 });
 
+describe('the CLI decides what it says: recover --wait, and status and poll with --journal', () => {
+  /** An `unknown` record the service does not hold, last written a minute ago by a till whose attempt window was `windowMs`. */
+  async function unsent(file: string, windowMs: number): Promise<string> {
+    const journal = new SqliteJournal(file, { now: () => Date.now() - 60_000 });
+    const record = { ...openRecord(PHONES.succeeds, 'unknown'), sendWindowMs: windowMs };
+    await journal.insert(record);
+    await journal.close();
+    return record.referenceId;
+  }
+  const stateIn = async (file: string, referenceId: string) => {
+    const journal = new SqliteJournal(file);
+    try {
+      return (await journal.get(referenceId))?.state;
+    } finally {
+      await journal.close();
+    }
+  };
+
+  it('one recover run starts its own watch and leaves the payment unknown; --wait keeps watching and decides it, a line per pass', async () => {
+    const file = join(dir, `wait-${randomUUID()}.db`);
+    const referenceId = await unsent(file, 1_000);
+    const journalArgs = ['--journal', `sqlite:${file}`, '--not-found-grace-ms', '0'];
+    const once = await complete(['recover', ...journalArgs]);
+    expect(once.code).toBe(0);
+    expect(once.stdout).toContain(`${referenceId}  unknown`);
+    expect(await stateIn(file, referenceId)).toBe('unknown');
+
+    const waited = await complete(['recover', ...journalArgs, '--wait']);
+    expect(waited.code).toBe(0);
+    expect(waited.stderr).toBe('');
+    const lines = waited.stdout.trimEnd().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^\d\d:\d\d:\d\d pass 1: 1 payment\(s\) checked, 1 still open; 1 wait\(s\) for a verdict, the last from \d\d:\d\d:\d\d UTC$/,
+      ),
+      expect.stringMatching(/^\d\d:\d\d:\d\d pass 2: 1 payment\(s\) checked, 0 still open$/),
+      `${referenceId}  not-sent    till: not-sent`,
+      '1 payment(s) checked, 0 still open.',
+    ]);
+    expect(await stateIn(file, referenceId)).toBe('not-sent');
+  });
+
+  it('recover --wait stops on SIGINT, exits 1 and says what is left; the payment stays open', async () => {
+    const file = join(dir, `wait-int-${randomUUID()}.db`);
+    const referenceId = await unsent(file, 120_000);
+    const run = cli(['recover', '--journal', `sqlite:${file}`, '--wait']);
+    await run.waitFor(/pass 1: 1 payment\(s\) checked, 1 still open; 1 wait/);
+    run.child.kill('SIGINT');
+    expect((await run.exited).code).toBe(1);
+    expect(run.output().stdout).toContain(`${referenceId}  unknown`);
+    expect(run.output().stderr).toBe(
+      'tap-collections-sdk: stopped waiting (SIGINT) with 1 payment(s) not yet decidable; run recover --wait again\n',
+    );
+    expect(await stateIn(file, referenceId)).toBe('unknown');
+  });
+
+  it('status names the exact command that can decide a payment the service does not show', async () => {
+    const bare = await complete(['status', randomUUID()]);
+    expect(bare.code).toBe(1);
+    expectOneErrorLine(bare.stderr);
+    expect(bare.stderr).toContain('(tap-collections-sdk recover --journal <url> --wait decides that)');
+
+    const file = join(dir, `status-${randomUUID()}.db`);
+    const referenceId = await unsent(file, 120_000);
+    const journaled = await complete(['status', referenceId, '--journal', `sqlite:${file}`]);
+    expect(journaled.code).toBe(1);
+    expectOneErrorLine(journaled.stderr);
+    expect(journaled.stderr).toMatch(/a verdict is possible from \d{4}-\d\d-\d\dT[\d:.]+Z/);
+    expect(journaled.stderr).toContain(`(tap-collections-sdk recover --journal sqlite:${file} --wait decides it then)`);
+  });
+
+  it('poll and status with --journal record what they see', async () => {
+    const file = join(dir, `seen-${randomUUID()}.db`);
+    const journal = new SqliteJournal(file);
+    const client = collections(journal);
+    const failing = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.insufficientFunds, amount: 5 });
+    const succeeding = await initiate(client);
+    await journal.close();
+    expect(await stateIn(file, failing.referenceId)).toBe('pending');
+
+    const polled = await complete(['poll', failing.referenceId, '--journal', `sqlite:${file}`, '--interval', '10']);
+    expect(polled.code).toBe(0);
+    expect(polled.stdout).toMatch(/^status +failed$/m);
+    expect(await stateIn(file, failing.referenceId)).toBe('failed');
+
+    const checked = await complete(['status', succeeding.referenceId, '--journal', `sqlite:${file}`]);
+    expect(checked.code).toBe(0);
+    expect(await stateIn(file, succeeding.referenceId)).toBe('successful');
+  });
+});
+
 describe('worker while its journal goes away and comes back (a PostgreSQL server of its own, stopped and started)', () => {
   let server: RunningPostgres;
   beforeAll(async () => {
