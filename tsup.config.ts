@@ -81,16 +81,16 @@ const bin: Options = {
 };
 
 /**
- * `src/sqlite/` imports the SDK's errors from `../core/errors.js` like every other layer; the build points that import
- * at the built main entry instead of bundling a copy, so the sqlite entry throws the main entry's own
- * `ConfigurationError` in both formats (a bundled copy would fail `instanceof`). Every name it imports from there is
- * one the main entry exports.
+ * `src/sqlite/` and `src/postgres/` import the SDK's errors from `../core/errors.js` like every other layer; the build
+ * points that import at the built main entry instead of bundling a copy, so those entries throw the main entry's own
+ * `ConfigurationError` in both formats (a bundled copy would fail `instanceof`). Every name they import from there
+ * is one the main entry exports.
  */
 const mainEntryExternal = (file: string): Plugin => ({
-  name: 'sqlite-uses-the-main-entry',
+  name: 'stores-use-the-main-entry',
   setup(build) {
     build.onResolve({ filter: /^\.\.\/core\/errors\.js$/ }, (args) =>
-      /src[\\/]sqlite[\\/]/.test(args.importer) ? { path: `../${file}`, external: true } : undefined,
+      /src[\\/](sqlite|postgres)[\\/]/.test(args.importer) ? { path: `../${file}`, external: true } : undefined,
     );
   },
 });
