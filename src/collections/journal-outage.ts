@@ -12,7 +12,7 @@ import { reasonOf } from './worker-outcome.js';
 
 /** Tracks one worker's journal: {@link JournalOutage.watch} wraps the store; {@link JournalOutage.down} says what was seen. */
 export class JournalOutage {
-  readonly #logger: Pick<LevelLogger, 'error' | 'warn'>;
+  readonly #logger: Pick<LevelLogger, 'warn'>;
   readonly #who: string;
   /**
    * Counts the changes between answering and not. A call's outcome counts only when no change happened since the
@@ -22,7 +22,7 @@ export class JournalOutage {
   #epoch = 0;
   #downSince: number | undefined;
 
-  constructor(logger: Pick<LevelLogger, 'error' | 'warn'>, who = 'settlement worker') {
+  constructor(logger: Pick<LevelLogger, 'warn'>, who = 'settlement worker') {
     this.#logger = logger;
     this.#who = who;
   }
@@ -61,7 +61,8 @@ export class JournalOutage {
     if (this.#downSince !== undefined || epoch !== this.#epoch) return;
     this.#epoch++;
     this.#downSince = Date.now();
-    this.#logger.error(`${this.#who}: the journal is not answering; leases, checks and records wait until it does`, reasonOf(error));
+    // A warning, like every failure the worker waits out by itself: nothing is lost, and it says when it is over.
+    this.#logger.warn(`${this.#who}: could not use the journal; leases, checks and records wait until it answers`, reasonOf(error));
   }
 
   #answered(epoch: number): void {
