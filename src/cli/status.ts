@@ -26,7 +26,8 @@ With --journal, what the service answers is recorded in the journal, as a till's
 
 Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL (and ${JOURNAL_VARIABLE}: the default for --journal).
 A 404 is reported as "does not show a collection", never as proof that nothing was sent: the message names the
-command that can decide (recover --journal <url> --wait); a 404 that is not the Collections API's own answer (a
+command that can decide (recover --journal <url> --wait); with --journal, a payment the journal records not-sent is
+said to be so (it may be started over); a 404 that is not the Collections API's own answer (a
 wrong COLLECTIONS_BASE_URL or proxy) is reported as a ConfigurationError.
 Exit codes: 0 answered, 1 failed (not shown, wrong base URL, rejected key, service unreachable), 2 bad usage.
 
@@ -69,6 +70,11 @@ export const statusCommand: Command = {
         process.stdout.write(statusLines(referenceId, await client.checkStatus(referenceId)));
       } catch (error) {
         // The service's own 404 (any other is a ConfigurationError naming the base URL): not seen, which proves nothing.
+        // A journal that records the payment not-sent (proven: decided by recover --wait, a worker or this check).
+        if (error instanceof NotFoundError && (await journal?.get(referenceId))?.state === 'not-sent')
+          throw new Failure(
+            `the service does not hold a collection with referenceId ${referenceId} (HTTP 404), and the journal records it not-sent: the push never reached the service and cannot any more; the sale may be started over`,
+          );
         if (error instanceof NotFoundError)
           throw new Failure(
             `the service does not show a collection with referenceId ${referenceId} (HTTP 404); this is no proof the push was never sent: do not start the sale over on it (${decidingCommand(url)} decides that)`,

@@ -645,6 +645,11 @@ describe('the CLI decides what it says: recover --wait, and status and poll with
       '1 payment(s) checked, 0 still open.',
     ]);
     expect(await stateIn(file, referenceId)).toBe('not-sent');
+    // What status says of it now, with the journal: the verdict, not "no proof".
+    const checked = await complete(['status', referenceId, '--journal', `sqlite:${file}`]);
+    expect(checked.code).toBe(1);
+    expectOneErrorLine(checked.stderr);
+    expect(checked.stderr).toContain('the journal records it not-sent: the push never reached the service and cannot any more');
   });
 
   it('recover --wait stops on SIGINT, exits 1 and says what is left; the payment stays open', async () => {
