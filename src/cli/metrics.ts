@@ -9,6 +9,22 @@ import type { Instrumentation, SettlementWorkerEvent, SettlementWorkerView } fro
 /** Upper bounds of the settle latency histogram, in seconds (a push settles in seconds to minutes). */
 export const LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600];
 
+/** How long a scrape waits for the journal's count of open payments. */
+const JOURNAL_READ_MS = 2000;
+
+/** The value, or `undefined` when it fails or takes longer than `ms` (a stalled database must not hang a scrape). */
+async function within<T>(value: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([value.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Counts a worker's events; renders them with its gauges. */
 export class WorkerMetrics {
   readonly #checks = new Map<string, number>();
@@ -19,6 +35,8 @@ export class WorkerMetrics {
   #latencyCount = 0;
   #pauses = 0;
   #worker: SettlementWorkerView | undefined;
+  /** The open payments the journal last told: a scrape while it does not answer shows this, not a gap. */
+  #lastOpen: number | undefined;
 
   /** The hooks to give the client: only the worker's, so calls and attempts cost nothing. */
   readonly instrumentation: Instrumentation = {
@@ -45,10 +63,15 @@ export class WorkerMetrics {
     } else this.#pauses++;
   }
 
-  /** The exposition text; `openPayments` is read from the journal now (`undefined` when it could not be). */
-  async render(): Promise<string> {
+  /**
+   * The exposition text. The open payments are read from the journal now, within `readMs` (default 2000): a journal
+   * that fails or does not answer in time gives `tap_collections_journal_up 0` and the last count it gave.
+   */
+  async render(readMs = JOURNAL_READ_MS): Promise<string> {
     const worker = this.#worker;
-    const open = worker === undefined ? undefined : await worker.openPayments().catch(() => undefined);
+    const read = worker === undefined ? undefined : await within(worker.openPayments(), readMs);
+    if (read !== undefined) this.#lastOpen = read;
+    const open = this.#lastOpen;
     const lines: string[] = [];
     const family = (name: string, type: string, help: string, samples: [labels: string, value: number][]) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -78,9 +101,12 @@ export class WorkerMetrics {
     family(
       'tap_collections_worker_open_payments',
       'gauge',
-      'Payments of the journal in an open state.',
+      'Payments of the journal in an open state (the last count the journal gave while it does not answer).',
       open === undefined ? [] : [['', open]],
     );
+    family('tap_collections_journal_up', 'gauge', "1 when the journal answered this scrape's read, else 0.", [
+      ['', read === undefined ? 0 : 1],
+    ]);
     family('tap_collections_worker_leased_payments', 'gauge', 'Payments this worker holds a lease on.', [
       ['', worker?.leasedPayments() ?? 0],
     ]);

@@ -7,7 +7,17 @@
  */
 import type { Instrumentation } from '../index.js';
 import type { Command } from './command.js';
-import { clientFromEnvironment, clock, parse, printable, referenceArgument, wholeNumber } from './shared.js';
+import {
+  clientFromEnvironment,
+  clock,
+  closeJournal,
+  JOURNAL_VARIABLE,
+  openJournal,
+  parse,
+  printable,
+  referenceArgument,
+  wholeNumber,
+} from './shared.js';
 import { statusLines } from './status.js';
 
 const USAGE = `Usage: tap-collections-sdk poll <referenceId> [options]
@@ -20,7 +30,10 @@ Otherwise (a log, a pipe) a line is printed each time the status changes, with t
 The service's text is printed escaped (control characters, line separators and bidirectional marks as \\n, \\x1b,
 \\u{202e}). <referenceId> may be in any letter case.
 
-Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL.
+With --journal, every status the poll sees is recorded in the journal (the final one included), as a till's own
+poll would record it.
+
+Environment: COLLECTIONS_API_KEY, COLLECTIONS_BASE_URL (and ${JOURNAL_VARIABLE}: the default for --journal).
 Exit codes: 0 settled (successful or failed: the status says which), 1 not settled within --max-wait or the
 check failed, 2 bad usage.
 
@@ -28,6 +41,7 @@ Options:
   --max-wait <ms>        give up after this long (default 120000)
   --interval <ms>        pause between checks (default: the SDK's schedule, 1500 growing to 2000)
   --initial-delay <ms>   pause before the second check (default 5000, or --interval when given)
+  --journal <url>        record what the poll sees in this journal: sqlite:<file> or postgres://…
   -h, --help             show this help
 `;
 
@@ -35,6 +49,7 @@ const OPTIONS = {
   'max-wait': { type: 'string' },
   interval: { type: 'string' },
   'initial-delay': { type: 'string' },
+  journal: { type: 'string' },
 } as const;
 
 export const pollCommand: Command = {
@@ -65,7 +80,8 @@ export const pollCommand: Command = {
         }
       },
     };
-    const client = await clientFromEnvironment(undefined, counting);
+    const url = values.journal ?? (process.env[JOURNAL_VARIABLE] || undefined);
+    const journal = url === undefined ? undefined : await openJournal(url);
     // pollUntilSettled calls onUpdate when the status changes (and for the first answer).
     const onUpdate = (status: { statusText: string }) => {
       latest = printable(status.statusText);
@@ -73,6 +89,7 @@ export const pollCommand: Command = {
       else process.stdout.write(`${clock()} ${latest} (check ${checks})\n`);
     };
     try {
+      const client = await clientFromEnvironment(journal, counting);
       const status = await client.pollUntilSettled(referenceId, {
         maxWaitMs,
         onUpdate,
@@ -84,6 +101,7 @@ export const pollCommand: Command = {
       return 0;
     } finally {
       if (live) process.stdout.write('\r\x1b[2K');
+      await closeJournal(journal);
     }
   },
 };

@@ -114,6 +114,18 @@ function reportingFailures(journal: PaymentJournal, url: string): PaymentJournal
   });
 }
 
+/**
+ * What a store says (a row that cannot be read, skipped) as one `warning:` line like the client's. A pooled
+ * connection that broke is not a line of its own: every call it fails is reported by the command that made it (the
+ * worker says once that the journal is not answering, with the cause, and once that it is back).
+ */
+const STORE_LOGGER = {
+  warn(message: string, ...details: unknown[]) {
+    if (/connection broke/.test(message)) return;
+    process.stderr.write(`warning: ${printable(oneLine(`${message}${causeOf(details)}`))}\n`);
+  },
+};
+
 /** Opens the journal named by `--journal` (or `COLLECTIONS_JOURNAL`): `sqlite:<file>` or `postgres://…`. */
 export async function openJournal(url: string | undefined): Promise<PaymentJournal> {
   const given = url ?? process.env[JOURNAL_VARIABLE];
@@ -124,7 +136,7 @@ export async function openJournal(url: string | undefined): Promise<PaymentJourn
     if (file === '') throw new UsageError('--journal sqlite: needs a file name, e.g. sqlite:payments.db');
     try {
       const { SqliteJournal } = await import('../sqlite/index.js');
-      return reportingFailures(new SqliteJournal(file), given);
+      return reportingFailures(new SqliteJournal(file, { logger: STORE_LOGGER }), given);
     } catch (error) {
       throw journalFailure(given, error);
     }
@@ -132,7 +144,7 @@ export async function openJournal(url: string | undefined): Promise<PaymentJourn
   if (/^postgres(ql)?:\/\//.test(given)) {
     try {
       const { PostgresJournal } = await import('../postgres/index.js');
-      return reportingFailures(new PostgresJournal({ connectionString: given }), given);
+      return reportingFailures(new PostgresJournal({ connectionString: given, logger: STORE_LOGGER }), given);
     } catch (error) {
       throw journalFailure(given, error);
     }
@@ -157,7 +169,10 @@ export async function clientFromEnvironment(
   keyBudget: Pick<CollectionsClientOptions, 'requestsPerSecond' | 'budgetLeaseMs'> = {},
 ): Promise<CollectionsClient> {
   const { CollectionsClient } = await import('../index.js');
-  const line = (level: string) => (message: string) => process.stderr.write(`${level}: ${printable(oneLine(message))}\n`);
+  const line =
+    (level: string) =>
+    (message: string, ...details: unknown[]) =>
+      process.stderr.write(`${level}: ${printable(oneLine(`${message}${causeOf(details)}`))}\n`);
   const quiet = () => undefined;
   // The account a journal's records are tied to (see CollectionsClientOptions.account / formerAccounts).
   const account = process.env[ACCOUNT_VARIABLE];
@@ -177,6 +192,15 @@ export async function clientFromEnvironment(
         }),
     logger: { debug: quiet, info: quiet, warn: line('warning'), error: line('error') },
   });
+}
+
+/**
+ * The cause the SDK gives a line in its details (`{ reason }`, already redacted by the SDK's logger), as the line's
+ * end: without it "could not lease open payments" would not say why.
+ */
+function causeOf(details: readonly unknown[]): string {
+  const reason = (details[0] as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
 }
 
 /** Closes a journal the command opened, ignoring a failure to (the command's own outcome is what counts). */

@@ -23,6 +23,7 @@ import { isOpenPaymentState, type PaymentDeployment, type PaymentRecord, type Pa
 import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
 import { DeploymentMismatchError } from './deployment.js';
 import { scrubObservation } from './journal-binding.js';
+import { JournalOutage } from './journal-outage.js';
 import { WrongBaseUrlError } from './not-found-evidence.js';
 import { agedPauseMs, pollPauseMs } from './poller.js';
 import type { CollectionStatus } from './schemas.js';
@@ -130,11 +131,14 @@ class Worker implements SettlementWorker {
   #otherDeployment: { error: DeploymentMismatchError; at: number } | undefined;
   /** The deployments (base URL and account) of payments set aside so far: each said once at `error`. */
   readonly #saidDeployments = new Set<string>();
+  /** Says once when the journal stops answering and once when it is back; the failures between are not logged again. */
+  readonly #outage: JournalOutage;
 
   constructor(context: SettlementWorkerContext, options: SettlementWorkerOptions) {
     this.#plan = plan(options);
     options.signal?.throwIfAborted();
-    this.#context = context;
+    this.#outage = new JournalOutage(context.logger);
+    this.#context = { ...context, journal: this.#outage.watch(context.journal) };
     this.#onSettled = options.onSettled;
     this.#onStale = options.onStale;
     this.#onContradiction = options.onContradiction;
@@ -231,7 +235,8 @@ class Worker implements SettlementWorker {
     this.#fresh.clear();
     for (let start = 0; start < ids.length; start += BATCH) {
       await this.#context.journal.release(this.workerId, ids.slice(start, start + BATCH)).catch((error: unknown) => {
-        this.#context.logger.warn('settlement worker: could not release leases; they run out by themselves', reasonOf(error));
+        if (!this.#outage.down)
+          this.#context.logger.warn('settlement worker: could not release leases; they run out by themselves', reasonOf(error));
       });
     }
     this.#resolveDone();
@@ -408,7 +413,7 @@ class Worker implements SettlementWorker {
       full = records.length === room;
       for (const record of records) this.#adopt(record, sentAt + this.#plan.leaseMs);
     } catch (error) {
-      logger.warn('settlement worker: could not lease open payments; trying again', reasonOf(error));
+      if (!this.#outage.down) logger.warn('settlement worker: could not lease open payments; trying again', reasonOf(error));
     } finally {
       // A full batch means more may be waiting: look again at once.
       this.#nextScanAt = full ? Date.now() : Date.now() + this.#plan.scanIntervalMs;
@@ -508,7 +513,7 @@ class Worker implements SettlementWorker {
       }
     } catch (error) {
       // The leases run out by the local bound; no check starts past it.
-      logger.warn('settlement worker: could not renew leases; trying again', reasonOf(error));
+      if (!this.#outage.down) logger.warn('settlement worker: could not renew leases; trying again', reasonOf(error));
       this.#nextRenewAt = Date.now() + Math.min(1_000, this.#plan.leaseMs / 10);
     } finally {
       this.#renewing = undefined;
@@ -614,7 +619,8 @@ class Worker implements SettlementWorker {
         this.#next(entry, this.#pauseOf(entry));
       }
     } catch (error) {
-      this.#context.logger.error(`settlement worker: ${entry.referenceId} could not be recorded; trying again`, reasonOf(error));
+      if (!this.#outage.down)
+        this.#context.logger.error(`settlement worker: ${entry.referenceId} could not be recorded; trying again`, reasonOf(error));
       this.#schedule(entry, this.#plan.maxIntervalMs);
     } finally {
       if (!token.taken) this.#starting--;

@@ -188,8 +188,10 @@ export function normalizeBaseUrl(value: string): { url: string } | { problem: st
   }
   if (url.username || url.password) return { problem: 'must not contain credentials' };
   if (url.search || url.hash) return { problem: 'must not contain a query or fragment' };
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    return { problem: 'must use https: (http: is allowed only for loopback hosts)' };
+  // The value's own fault, named: `htp://` is a misspelt scheme, not a request for plain HTTP.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { problem: `${url.protocol} is not a scheme (use https:)` };
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    return { problem: `http: is allowed only for loopback hosts, and ${url.hostname} is not one (use https:)` };
   }
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   if (isBlockedPort(port)) return { problem: `uses port ${port}, which fetch refuses to connect to (Node.js, Deno and browsers block it)` };

@@ -90,6 +90,21 @@ export function connectionFailureReason(error: unknown): ConnectionFailureReason
   return undefined;
 }
 
+/**
+ * OpenSSL's codes (Node.js) for a peer whose answer to the TLS handshake is not TLS at all: an `https:` base URL
+ * pointing at a server that speaks plain HTTP.
+ */
+const NOT_TLS_CODES: ReadonlySet<string> = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG']);
+
+/** True when the runtime said the server answered the TLS handshake with something that is not TLS. */
+export function speaksNoTls(error: unknown): boolean {
+  for (const current of causeChain(error)) {
+    const { code } = current as { code?: unknown };
+    if (typeof code === 'string') return NOT_TLS_CODES.has(code);
+  }
+  return false;
+}
+
 function* causeChain(error: unknown): Generator<object> {
   let current = error;
   for (let depth = 0; current !== null && typeof current === 'object' && depth < MAX_CAUSE_DEPTH; depth++) {

@@ -5,7 +5,7 @@
  * @module
  */
 import { NetworkError as KyNetworkError } from 'ky';
-import { classifyConnectionFailure, connectionFailureReason } from './connection-failure.js';
+import { classifyConnectionFailure, connectionFailureReason, speaksNoTls } from './connection-failure.js';
 import { ConfigurationError, ConnectionError, TapCollectionsError, TimeoutError } from './errors.js';
 import type { SecretRedactor } from './redact.js';
 import type { CallSettings } from './transport-types.js';
@@ -13,7 +13,8 @@ import type { CallSettings } from './transport-types.js';
 /**
  * Classifies how a network step (the fetch, a body read) failed: the caller's abort, the attempt's timeout,
  * or the connection. Only these steps are classified, so a defect elsewhere surfaces as itself instead of
- * posing as a network failure.
+ * posing as a network failure. `method` is the fetch's, given only for the fetch step (a body read comes after an
+ * answer, so its failure is never the base URL's scheme).
  */
 export function networkFailure(
   error: unknown,
@@ -21,6 +22,7 @@ export function networkFailure(
   attemptSignal: AbortSignal,
   origin: string,
   secrets: SecretRedactor,
+  method?: string,
 ): unknown {
   if (settings.signal?.aborted) return settings.signal.reason;
   // Not the caller's signal, so the attempt's own timer fired.
@@ -35,6 +37,13 @@ export function networkFailure(
   const sent = failure === 'may-have-been-sent';
   // The host only: a path or query may carry a reference or a phone number; scrubbed in case a key was pasted into it.
   const host = secrets.scrub(new URL(origin).host);
+  if (method !== undefined && speaksNoTls(cause)) {
+    const fault = `baseUrl https://${host} does not answer in TLS (a plain-HTTP server there? use its https: address, or http: for a loopback host)`;
+    // A read (GET, HEAD) changes nothing at the service: the fault is the configuration's, said as such. A create
+    // keeps the safe reading: the error alone cannot prove the handshake failed before the request left.
+    if (method === 'GET' || method === 'HEAD') return new ConfigurationError(`Invalid client options: ${fault}`, { cause });
+    return new ConnectionError(`${fault}; the request may have reached the service`, { cause, requestMayHaveBeenSent: true, host });
+  }
   const reason = sent ? undefined : connectionFailureReason(cause);
   const message = sent
     ? `The connection to ${host} failed; the request may have reached the service`

@@ -349,7 +349,7 @@ export class Transport {
           // AbortSignal.any on every call, a composite that costs time and stays registered while in flight.
           response = await this.#ky(url, { method: spec.method, headers, body, fetch: withSignal });
         } catch (error) {
-          throw this.#networkFailure(error, settings, signal);
+          throw this.#networkFailure(error, settings, signal, spec.method);
         }
         answered(response.status);
         const requestId = this.#requestIdOf(response);
@@ -463,8 +463,8 @@ export class Transport {
   }
 
   /** How a network step failed (see {@link networkFailure}). */
-  #networkFailure(error: unknown, settings: CallSettings, attemptSignal: AbortSignal): unknown {
-    return networkFailure(error, settings, attemptSignal, this.#origin, this.#secrets);
+  #networkFailure(error: unknown, settings: CallSettings, attemptSignal: AbortSignal, method?: string): unknown {
+    return networkFailure(error, settings, attemptSignal, this.#origin, this.#secrets, method);
   }
 }
 

@@ -1,4 +1,11 @@
 /** The pool the PostgreSQL journal runs its statements on: the parts of `pg` it uses, and `pg` loaded on first use. */
+import { ConfigurationError } from '../core/errors.js';
+
+/** True for the runtime's error when the `pg` package itself cannot be found (ESM and CommonJS wordings). */
+function isMissingPg(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && typeof message === 'string' && /['"]pg['"]/.test(message);
+}
 
 /** The part of a `pg.Pool` (or any compatible pool) the journal uses. */
 export interface PostgresPool {
@@ -43,7 +50,18 @@ interface PgModule {
  * export holds the API). `onError` hears a pooled connection that broke.
  */
 export async function openPool(connectionString: string, onError: (error: Error) => void): Promise<PostgresPool> {
-  const module: unknown = await import('pg');
+  let module: unknown;
+  try {
+    module = await import('pg');
+  } catch (error) {
+    // Said as what to do: the runtime's "Cannot find package 'pg'" does not say that pg is an optional peer to install.
+    if (isMissingPg(error))
+      throw new ConfigurationError(
+        'tap-collections-sdk/postgres needs the pg package, which is not installed: install pg (npm install pg), or pass a pool of your own (option pool)',
+        { cause: error },
+      );
+    throw error;
+  }
   const pg = ((module as { default?: unknown }).default ?? module) as PgModule;
   const pool = new pg.Pool({ connectionString });
   // An idle connection that breaks (a database restart) is an 'error' event on the pool: without a

@@ -5,8 +5,8 @@
  *
  * @module
  */
-// The main entry's class (kept external by tsup.config.ts): `instanceof ConfigurationError` holds across the two entries.
-import { ConfigurationError } from '../index.js';
+// Built as an import of the main entry (tsup.config.ts), so `instanceof ConfigurationError` holds across the two entries.
+import { ConfigurationError } from '../core/errors.js';
 
 type NodeSqlite = typeof import('node:sqlite');
 

@@ -1,5 +1,5 @@
 /**
- * The bin as an operator runs it: real child processes of the built `dist/testing/cli.js` (run `npm run build`
+ * The bin as an operator runs it: real child processes of the built `dist/cli/bin.js` (run `npm run build`
  * first) against the loopback simulator, an SQLite file and a real PostgreSQL server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -18,15 +18,16 @@ import { PostgresJournal } from '../../src/postgres/index.ts';
 import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
 import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.ts';
+import { type RunningPostgres, startPostgres } from '../postgres/server.ts';
 import { openRecord } from '../worker/journal-records.ts';
 
-const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const postgresUrl = inject('postgresUrl');
 let dir: string;
 let simulator: RunningSimulator;
 
 beforeAll(async () => {
-  if (!existsSync(bin)) throw new Error('dist/testing/cli.js is missing: run `npm run build` before these tests');
+  if (!existsSync(bin)) throw new Error('dist/cli/bin.js is missing: run `npm run build` before these tests');
   dir = await mkdtemp(join(tmpdir(), 'tap-collections-cli-'));
   // Every collection settles at its first status check.
   simulator = await startSimulator({ simulator: createSimulator({ settlement: { pendingPolls: 0 } }) });
@@ -633,6 +634,177 @@ describe('worker health', () => {
       expect(await health.text()).toMatch(/^journal not answering/);
       worker.child.kill('SIGINT');
       expect((await worker.exited).code).toBe(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('the CLI decides what it says: recover --wait, and status and poll with --journal', () => {
+  /** An `unknown` record the service does not hold, last written a minute ago by a till whose attempt window was `windowMs`. */
+  async function unsent(file: string, windowMs: number): Promise<string> {
+    const journal = new SqliteJournal(file, { now: () => Date.now() - 60_000 });
+    const record = { ...openRecord(PHONES.succeeds, 'unknown'), sendWindowMs: windowMs };
+    await journal.insert(record);
+    await journal.close();
+    return record.referenceId;
+  }
+  const stateIn = async (file: string, referenceId: string) => {
+    const journal = new SqliteJournal(file);
+    try {
+      return (await journal.get(referenceId))?.state;
+    } finally {
+      await journal.close();
+    }
+  };
+
+  it('one recover run starts its own watch and leaves the payment unknown; --wait keeps watching and decides it, a line per pass', async () => {
+    const file = join(dir, `wait-${randomUUID()}.db`);
+    const referenceId = await unsent(file, 1_000);
+    const journalArgs = ['--journal', `sqlite:${file}`, '--not-found-grace-ms', '0'];
+    const once = await complete(['recover', ...journalArgs]);
+    expect(once.code).toBe(0);
+    expect(once.stdout).toContain(`${referenceId}  unknown`);
+    expect(await stateIn(file, referenceId)).toBe('unknown');
+
+    const waited = await complete(['recover', ...journalArgs, '--wait']);
+    expect(waited.code).toBe(0);
+    expect(waited.stderr).toBe('');
+    const lines = waited.stdout.trimEnd().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^\d\d:\d\d:\d\d pass 1: 1 payment\(s\) checked, 1 still open; 1 wait\(s\) for a verdict, the last from \d\d:\d\d:\d\d UTC$/,
+      ),
+      expect.stringMatching(/^\d\d:\d\d:\d\d pass 2: 1 payment\(s\) checked, 0 still open$/),
+      `${referenceId}  not-sent    till: not-sent`,
+      '1 payment(s) checked, 0 still open.',
+    ]);
+    expect(await stateIn(file, referenceId)).toBe('not-sent');
+    // What status says of it now, with the journal: the verdict, not "no proof".
+    const checked = await complete(['status', referenceId, '--journal', `sqlite:${file}`]);
+    expect(checked.code).toBe(1);
+    expectOneErrorLine(checked.stderr);
+    expect(checked.stderr).toContain('the journal records it not-sent: the push never reached the service and cannot any more');
+  });
+
+  it('recover --wait stops on SIGINT, exits 1 and says what is left; the payment stays open', async () => {
+    const file = join(dir, `wait-int-${randomUUID()}.db`);
+    const referenceId = await unsent(file, 120_000);
+    const run = cli(['recover', '--journal', `sqlite:${file}`, '--wait']);
+    await run.waitFor(/pass 1: 1 payment\(s\) checked, 1 still open; 1 wait/);
+    run.child.kill('SIGINT');
+    expect((await run.exited).code).toBe(1);
+    expect(run.output().stdout).toContain(`${referenceId}  unknown`);
+    expect(run.output().stderr).toBe(
+      'tap-collections-sdk: stopped waiting (SIGINT) with 1 payment(s) not yet decidable; run recover --wait again\n',
+    );
+    expect(await stateIn(file, referenceId)).toBe('unknown');
+  });
+
+  it('status names the exact command that can decide a payment the service does not show', async () => {
+    const bare = await complete(['status', randomUUID()]);
+    expect(bare.code).toBe(1);
+    expectOneErrorLine(bare.stderr);
+    expect(bare.stderr).toContain('(tap-collections-sdk recover --journal <url> --wait decides that)');
+
+    const file = join(dir, `status-${randomUUID()}.db`);
+    const referenceId = await unsent(file, 120_000);
+    const journaled = await complete(['status', referenceId, '--journal', `sqlite:${file}`]);
+    expect(journaled.code).toBe(1);
+    expectOneErrorLine(journaled.stderr);
+    expect(journaled.stderr).toMatch(/a verdict is possible from \d{4}-\d\d-\d\dT[\d:.]+Z/);
+    expect(journaled.stderr).toContain(`(tap-collections-sdk recover --journal sqlite:${file} --wait decides it then)`);
+  });
+
+  it('poll and status with --journal record what they see', async () => {
+    const file = join(dir, `seen-${randomUUID()}.db`);
+    const journal = new SqliteJournal(file);
+    const client = collections(journal);
+    const failing = await client.initiate({ productId: PRODUCTS.primary, phoneNumber: PHONES.insufficientFunds, amount: 5 });
+    const succeeding = await initiate(client);
+    await journal.close();
+    expect(await stateIn(file, failing.referenceId)).toBe('pending');
+
+    const polled = await complete(['poll', failing.referenceId, '--journal', `sqlite:${file}`, '--interval', '10']);
+    expect(polled.code).toBe(0);
+    expect(polled.stdout).toMatch(/^status +failed$/m);
+    expect(await stateIn(file, failing.referenceId)).toBe('failed');
+
+    const checked = await complete(['status', succeeding.referenceId, '--journal', `sqlite:${file}`]);
+    expect(checked.code).toBe(0);
+    expect(await stateIn(file, succeeding.referenceId)).toBe('successful');
+  });
+});
+
+describe('worker while its journal goes away and comes back (a PostgreSQL server of its own, stopped and started)', () => {
+  let server: RunningPostgres;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  it('says so in one line with the cause and one when it is back; /metrics keeps its gauges and adds journal_up', {
+    timeout: 60_000,
+  }, async () => {
+    // Trust authentication ignores the password: it is here to prove it is never printed.
+    const url = server.connectionString.replace('postgres@', 'postgres:s3cret-pw@');
+    const journal = new PostgresJournal({ connectionString: url });
+    for (let index = 0; index < 5; index++) await journal.insert(strayRecord());
+    await journal.close();
+    const worker = cli([
+      'worker',
+      '--journal',
+      url,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--initial-delay-ms',
+      '0',
+      '--interval-ms',
+      '20',
+      '--scan-interval-ms',
+      '20',
+    ]);
+    const scrape = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const until = async (done: (metrics: string) => boolean) => {
+      const deadline = Date.now() + 20_000;
+      for (let metrics = await scrape(); ; metrics = await scrape()) {
+        if (done(metrics)) return metrics;
+        if (Date.now() > deadline) throw new Error(`not reached:\n${metrics}\n${worker.output().stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    let port = '';
+    try {
+      port = (await worker.waitFor(/on port (\d+)\./))[1] as string;
+      await until(
+        (metrics) => sample(metrics, 'tap_collections_worker_leased_payments') === 5 && sample(metrics, 'tap_collections_journal_up') === 1,
+      );
+      await server.halt();
+      const down = await until((metrics) => /^tap_collections_journal_up 0$/m.test(metrics));
+      expect(sample(down, 'tap_collections_worker_open_payments')).toBe(5);
+      // Every lease, renewal and record fails meanwhile, cycle after cycle (every 20 ms): none of them is a line.
+      await until(() => /could not use the journal/.test(worker.output().stderr));
+      const cycles = Date.now() + 1_500;
+      await until(() => Date.now() > cycles);
+      await server.resume();
+      const back = await until((metrics) => /^tap_collections_journal_up 1$/m.test(metrics));
+      expect(sample(back, 'tap_collections_worker_open_payments')).toBe(5);
+      await until(() => /journal answers again/.test(worker.output().stderr));
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+      const { stderr } = worker.output();
+      const lines = stderr.trimEnd().split('\n');
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^warning: \[tap-collections-sdk\] settlement worker: could not use the journal; .*: journal postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres failed: \S/,
+        ),
+        expect.stringMatching(
+          /^warning: \[tap-collections-sdk\] settlement worker: the journal answers again \(after \d+ s\); settling goes on$/,
+        ),
+      ]);
+      expect(stderr).not.toContain('s3cret-pw');
     } finally {
       worker.child.kill('SIGKILL');
     }

@@ -122,6 +122,16 @@ describe('TapClient configuration: baseUrl', () => {
     expect(error.message).not.toContain('s3cr3t-pass');
   });
 
+  it.each([
+    ['htp://tap.test', 'baseUrl htp: is not a scheme (use https:)'],
+    ['ftp://tap.test', 'baseUrl ftp: is not a scheme (use https:)'],
+    ['http://example.com/v1', 'baseUrl http: is allowed only for loopback hosts, and example.com is not one (use https:)'],
+  ])('names the fault of %j, as verify() names what it finds: ConfigurationError, "Invalid … options: baseUrl …"', (baseUrl, fault) => {
+    const error = constructionError({ ...valid, baseUrl });
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toBe(`Invalid TapClient options: ${fault}`);
+  });
+
   it('refuses a baseUrl that is not a string', () => {
     expect(constructionError({ ...valid, baseUrl: new URL(TAP_BASE_URL) }).message).toContain('baseUrl');
   });

@@ -1,8 +1,8 @@
 /** A ConnectionError names the host it could not reach, and says whether DNS or the connection failed. */
 import { describe, expect, it } from 'vitest';
-import { CollectionsClient, ConnectionError, TapClient } from '../../src/index.js';
+import { CollectionsClient, ConfigurationError, ConnectionError, TapClient } from '../../src/index.js';
 import { API_KEY } from '../helpers/fixtures.js';
-import { closedPort } from '../helpers/http-server.js';
+import { closedPort, startLoopbackServer } from '../helpers/http-server.js';
 import { rejectionOf } from '../helpers/tap.js';
 
 const REFERENCE_ID = 'c0a8012e-7d3b-4f6a-9b1c-2d3e4f5a6b7c';
@@ -87,5 +87,44 @@ describe('ConnectionError names the host', () => {
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as Error).message).not.toContain(key);
     expect((error as ConnectionError).host).not.toContain(key);
+  });
+});
+
+describe('an https: base URL in front of a server that speaks plain HTTP (the TLS handshake answered in plain text)', () => {
+  it('verify() and a status check: a ConfigurationError naming baseUrl, not "the request may have reached the service"', async () => {
+    const server = await startLoopbackServer();
+    try {
+      const baseUrl = `https://127.0.0.1:${server.port}`;
+      const client = new CollectionsClient({ apiKey: API_KEY, baseUrl, logLevel: 'off', maxRetries: 2 });
+      for (const call of [() => client.verify(), () => client.checkStatus(REFERENCE_ID)]) {
+        const error = await rejectionOf(call());
+        expect(error).toBeInstanceOf(ConfigurationError);
+        expect((error as Error).message).toBe(
+          `Invalid client options: baseUrl https://127.0.0.1:${server.port} does not answer in TLS (a plain-HTTP server there? use its https: address, or http: for a loopback host)`,
+        );
+        expectKeyAndPathAbsent(error);
+      }
+      // Not one request reached the server as HTTP (each ended at the handshake), and none was retried as a network failure.
+      expect(server.requests).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a create keeps the safe reading (its attempt may have left): it names baseUrl, and never says nothing was sent', async () => {
+    const server = await startLoopbackServer();
+    try {
+      const baseUrl = `https://127.0.0.1:${server.port}`;
+      const client = new CollectionsClient({ apiKey: API_KEY, baseUrl, logLevel: 'off', maxRetries: 0 });
+      const error = await rejectionOf(
+        client.initiate({ productId: REFERENCE_ID, phoneNumber: '260977123456', amount: 5, referenceId: REFERENCE_ID }),
+      );
+      const messages: string[] = [];
+      for (let current: unknown = error; current instanceof Error; current = current.cause) messages.push(current.message);
+      expect(messages.join(' | ')).toContain(`baseUrl https://127.0.0.1:${server.port} does not answer in TLS`);
+      expect(messages.join(' | ')).not.toContain('nothing was sent');
+    } finally {
+      await server.close();
+    }
   });
 });

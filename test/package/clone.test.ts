@@ -49,7 +49,7 @@ afterAll(() => {
 describe('npm pack in a fresh clone', () => {
   it('builds the package and ships it', () => {
     expect(packedFiles).toEqual(
-      expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/testing/cli.js', 'dist/sqlite/index.js']),
+      expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/cli/bin.js', 'dist/sqlite/index.js']),
     );
   });
 
@@ -62,7 +62,7 @@ describe('npm pack in a fresh clone', () => {
     expect(imported.stdout.trim()).toBe('function');
     const required = await run(process.execPath, ['-e', "console.log(typeof require('tap-collections-sdk').TapClient)"], { cwd: app });
     expect(required.stdout.trim()).toBe('function');
-    const bin = await run(process.execPath, ['node_modules/tap-collections-sdk/dist/testing/cli.js', '--help'], { cwd: app });
+    const bin = await run(process.execPath, ['node_modules/tap-collections-sdk/dist/cli/bin.js', '--help'], { cwd: app });
     expect(bin.stdout).toMatch(/^Usage: tap-collections-sdk <command>/);
   });
 });

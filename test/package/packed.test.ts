@@ -75,7 +75,7 @@ describe('the packed package', () => {
       sharedDeclarations.join(),
     ).toBe(true);
     expect([...packedFiles].sort()).toEqual(
-      ['README.md', 'LICENSE', ...documents, ...exported, ...sharedDeclarations, 'dist/testing/cli.js'].sort(),
+      ['README.md', 'LICENSE', ...documents, ...exported, ...sharedDeclarations, 'dist/cli/bin.js'].sort(),
     );
     expect(readdirSync(project).some((name) => name.endsWith('.tgz'))).toBe(true);
   });
@@ -101,7 +101,7 @@ describe('the packed package', () => {
   });
 
   it('bundles the simulator once: the bin imports the testing entry', () => {
-    const bin = readFileSync(path.join(project, 'node_modules/tap-collections-sdk/dist/testing/cli.js'), 'utf8');
+    const bin = readFileSync(path.join(project, 'node_modules/tap-collections-sdk/dist/cli/bin.js'), 'utf8');
     // Loaded by `simulate` only, from the built testing entry: the other commands start without it.
     expect(bin).toContain('await import("../testing/index.js")');
     expect(bin).not.toMatch(/^import .*index\.js";$/m);
@@ -120,7 +120,7 @@ describe('the packed package', () => {
   });
 
   it('runs its bin', async () => {
-    const { stdout } = await run(process.execPath, ['node_modules/tap-collections-sdk/dist/testing/cli.js', '--help'], { cwd: project });
+    const { stdout } = await run(process.execPath, ['node_modules/tap-collections-sdk/dist/cli/bin.js', '--help'], { cwd: project });
     expect(stdout).toContain('simulate');
   });
 });

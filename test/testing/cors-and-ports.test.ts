@@ -10,7 +10,7 @@ import { useProcessScript } from '../helpers/process-script.js';
 
 const run = promisify(execFile);
 const ORIGIN = 'http://127.0.0.1:5173';
-const cli = useProcessScript(new URL('../../src/testing/cli.ts', import.meta.url), 'cli', ['msw']);
+const cli = useProcessScript(new URL('../../src/cli/bin.ts', import.meta.url), 'cli', ['msw']);
 
 const preflight = (running: RunningSimulator) =>
   fetch(`${running.collectionsBaseUrl}/health`, {
