@@ -1,6 +1,6 @@
 /**
  * What `journal list --contradictions` costs at 10 000 and at 1 000 000 records, on the BUILT CLI
- * (`dist/testing/cli.js`) run as a process on an SQLite journal of each size, as an operator runs it: its peak memory
+ * (`dist/cli/bin.js`) run as a process on an SQLite journal of each size, as an operator runs it: its peak memory
  * (the process's own `maxRSS`, read at its exit) and its wall time. Each journal holds 20 contradicted records among
  * final ones nobody contradicted; the records are written by one `INSERT … SELECT` over a recursive count, as this
  * release writes them (the counting and locking triggers run).
@@ -26,7 +26,7 @@ const SIZES = [10_000, 100_000, 1_000_000] as const;
 const BASELINE_SIZES = new Set<number>([10_000, 100_000]);
 const ROUNDS = 3;
 
-const CLI = fileURLToPath(new URL('../dist/testing/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 const SQLITE_ENTRY = new URL('../dist/sqlite/index.js', import.meta.url).href;
 /** Prints the process's peak memory as it exits (a preload: the command itself is unchanged). */
 const PEAK = `data:text/javascript,process.on('exit',()=>process.stderr.write('maxrss '+process.resourceUsage().maxRSS+'\\n'))`;

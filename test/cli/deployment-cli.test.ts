@@ -17,7 +17,7 @@ import { SqliteJournal } from '../../src/sqlite/index.ts';
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS } from '../../src/testing/index.ts';
 
 const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const bin = fileURLToPath(new URL('../../dist/testing/cli.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 let dir: string;
 const children: ChildProcess[] = [];
 
@@ -57,7 +57,7 @@ async function simulator(): Promise<{ process: Started; baseUrl: string }> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(bin)) throw new Error('dist/testing/cli.js is missing: run `npm run build` before these tests');
+  if (!existsSync(bin)) throw new Error('dist/cli/bin.js is missing: run `npm run build` before these tests');
   dir = await mkdtemp(join(tmpdir(), 'tap-collections-deployment-'));
 });
 afterAll(async () => {
