@@ -195,12 +195,14 @@ export async function clientFromEnvironment(
 }
 
 /**
- * The cause the SDK gives a line in its details (`{ reason }`, already redacted by the SDK's logger), as the line's
- * end: without it "could not lease open payments" would not say why.
+ * The payment and the cause the SDK gives a line in its details (`{ referenceId, reason }`, already redacted by the SDK's
+ * logger), as the line's end: without it "could not lease open payments" would not say why.
  */
 function causeOf(details: readonly unknown[]): string {
-  const reason = (details[0] as { reason?: unknown } | undefined)?.reason;
-  return typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
+  const { reason, referenceId } = (details[0] ?? {}) as { reason?: unknown; referenceId?: unknown };
+  // A skipped row is found again by its reference: an operator needs it to look at that row.
+  const which = typeof referenceId === 'string' && referenceId !== '' ? ` (referenceId ${referenceId})` : '';
+  return `${which}${typeof reason === 'string' && reason !== '' ? `: ${reason}` : ''}`;
 }
 
 /** Closes a journal the command opened, ignoring a failure to (the command's own outcome is what counts). */
