@@ -8,10 +8,17 @@
  * @module
  */
 import type { ClientOptions, RequestOptions } from '../core/config.js';
-import { resolveConfig } from '../core/config.js';
-import { ApiError, ConfigurationError, NotFoundError, RequestValidationError, ResponseValidationError } from '../core/errors.js';
+import { isTimerMs, MAX_TIMER_MS, resolveConfig } from '../core/config.js';
+import {
+  ApiError,
+  ConfigurationError,
+  JournalError,
+  NotFoundError,
+  RequestValidationError,
+  ResponseValidationError,
+} from '../core/errors.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
-import { bearerAuth, type HttpMethod, Transport } from '../core/transport.js';
+import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
@@ -20,11 +27,12 @@ import { sharedBudgetsOf } from './budget-options.js';
 import { createCollection, sendWindowMs } from './create-collection.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
 import { JournalBinding } from './journal-binding.js';
-import { initiateWithJournal } from './journaled-initiate.js';
+import { initiateWithJournal, type RecordResender, resendRecord } from './journaled-initiate.js';
 import { NotFoundEvidence } from './not-found-evidence.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
+import { DEFAULT_DUPLICATE_MEMORY_MS } from './resend.js';
 import {
   type CollectionDetails,
   type CollectionInput,
@@ -34,6 +42,7 @@ import {
   type HealthStatus,
   type InitiatedCollection,
 } from './schemas.js';
+import { sealPhoneNumber } from './sealed-number.js';
 import {
   type SettlementWorker,
   type SettlementWorkerContext,
@@ -87,6 +96,33 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue 10000
    */
   budgetLeaseMs?: number | undefined;
+  /**
+   * What the Collections service does with a second create for a `referenceId` it already holds.
+   *
+   * - `'unknown'`: the document does not say, so after an attempt whose outcome is unknown (a dropped connection, a
+   *   timeout, 408, 5xx) the SDK never sends the create again: it checks the reference, and a payment it cannot find
+   *   stays open until its sender's attempt window plus a grace has passed (about 2 minutes with the defaults).
+   * - `'refused'`: you state that the service refuses it with 409 (or a 422 naming `referenceId`) in its error
+   *   envelope, as MTN MoMo's API and most payment gateways do. Then the same create (same `referenceId`, the very same
+   *   body) is sent again after the usual backoff, and the answer decides at once: a duplicate answer means the
+   *   collection exists (`pending`). With a journal, `initiate` keeps the customer's number sealed in the record
+   *   (AES-GCM under a key derived from the API key), so `recover()`, the settlement worker and a second `initiate`
+   *   of the payment resend it too instead of waiting.
+   *
+   * **The mode is safe only if the service really refuses duplicates.** A service that stores a second create with
+   * the same reference charges the customer twice in this mode. Check it against the sandbox with
+   * `tap-collections-sdk probe duplicates --yes --product-id <uuid> --phone <number>` or from the provider's documents
+   * before setting it. See docs/cashier-mode.md.
+   * @defaultValue `'unknown'`
+   */
+  duplicateReferences?: 'refused' | 'unknown' | undefined;
+  /**
+   * With `duplicateReferences: 'refused'`: how long the service remembers a reference, in milliseconds. A journal record
+   * first written longer ago than this (by the journal's clock) is not resent: it is judged by the `'unknown'` rule.
+   * A whole number from 1 to 2 147 483 647.
+   * @defaultValue `86400000` (24 h)
+   */
+  duplicateMemoryMs?: number | undefined;
 }
 
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
@@ -114,6 +150,9 @@ export class CollectionsClient {
   /** Whether a status check's 404 is the service's own answer: the one judgement every entry point uses. */
   readonly #evidence: NotFoundEvidence;
   readonly #checks: StatusChecks;
+  /** How the service treats a second create for a reference it holds (`duplicateReferences`). */
+  readonly #duplicates: 'refused' | 'unknown';
+  readonly #duplicateMemoryMs: number;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -130,6 +169,16 @@ export class CollectionsClient {
       throw new ConfigurationError("Invalid CollectionsClient options: phoneNumberFormat must be 'international' or 'local'");
     }
     this.#phoneNumberFormat = format;
+    this.#duplicates = options?.duplicateReferences ?? 'unknown';
+    if (this.#duplicates !== 'refused' && this.#duplicates !== 'unknown') {
+      throw new ConfigurationError("Invalid CollectionsClient options: duplicateReferences must be 'refused' or 'unknown'");
+    }
+    this.#duplicateMemoryMs = options?.duplicateMemoryMs ?? DEFAULT_DUPLICATE_MEMORY_MS;
+    if (!isTimerMs(this.#duplicateMemoryMs)) {
+      throw new ConfigurationError(
+        `Invalid CollectionsClient options: duplicateMemoryMs must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+      );
+    }
     this.#statusWords = new StatusWords(options?.statusWords);
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
     this.#journal =
@@ -169,25 +218,77 @@ export class CollectionsClient {
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
     const journal = this.#journal;
+    const duplicates = { duplicateReferences: this.#duplicates };
     return this.#transport.traced(
       'collections.initiate',
       settings,
-      (settings) => {
-        if (journal === undefined) return createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings);
+      async (settings) => {
+        if (journal === undefined) {
+          return createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, undefined, duplicates);
+        }
         const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
+        const resend = this.#resender(settings);
         return initiateWithJournal(journal, {
           payment,
           sendWindowMs: sendWindowMs(settings),
           attemptTimeoutMs: settings.timeoutMs,
           send: (beforeAttempt) =>
-            createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, beforeAttempt),
+            createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, beforeAttempt, duplicates),
           check: () => this.#checks.find(referenceId, settings),
           signal: settings.signal,
+          resend,
+          // Only a body the record can rebuild byte for byte is sealed (a narration the journal scrubs cannot be).
+          sealedPhoneNumber:
+            resend === undefined || (body.narration !== undefined && journal.scrubText(body.narration) !== body.narration)
+              ? undefined
+              : await sealPhoneNumber(await this.#transport.apiKey(settings), referenceId, body.phoneNumber),
         });
       },
       undefined,
       { referenceId },
     );
+  }
+
+  /** How this client resends an open record's create, when its service refuses duplicates; else `undefined`. */
+  #resender(settings: CallSettings): RecordResender | undefined {
+    if (this.#duplicates !== 'refused') return undefined;
+    return {
+      rule: {
+        baseUrl: this.#transport.baseUrl,
+        duplicateMemoryMs: this.#duplicateMemoryMs,
+        apiKey: () => this.#transport.apiKey(settings),
+        logger: this.#transport.logger,
+      },
+      sendWindowMs: sendWindowMs(settings),
+      attemptTimeoutMs: settings.timeoutMs,
+      send: (body, beforeAttempt) =>
+        createCollection(this.#transport, this.#checks, this.#evidence, body.referenceId, body, settings, beforeAttempt, {
+          duplicateReferences: 'refused',
+          resending: true,
+        }),
+    };
+  }
+
+  /**
+   * Resends an open record's create (see `resendRecord`) unless this client is sending it now: the record afterwards,
+   * or `undefined` when it may not be resent. The answer is recorded; a failure other than the journal's leaves the
+   * record as the journal holds it.
+   */
+  async #resendOpen(
+    journal: JournalBinding,
+    record: PaymentRecord,
+    by: string,
+    settings: CallSettings,
+  ): Promise<PaymentRecord | undefined> {
+    const resender = this.#resender(settings);
+    if (resender === undefined || this.#journal?.inFlight.has(record.referenceId)) return undefined;
+    try {
+      const resent = await resendRecord(journal, resender, record, by);
+      return resent === undefined ? undefined : (resent.record ?? record);
+    } catch (error) {
+      if (error instanceof JournalError || settings.signal?.aborted) throw error;
+      return (await journal.use('read the payment', record.referenceId, (store) => store.get(record.referenceId))) ?? record;
+    }
   }
 
   /**
@@ -217,6 +318,8 @@ export class CollectionsClient {
         journal,
         (referenceId, requestOptions) => this.#checks.find(referenceId, { ...this.#transport.settingsFor(requestOptions), operation }),
         options,
+        (record, requestOptions) =>
+          this.#resendOpen(journal, record, 'recover', { ...this.#transport.settingsFor(requestOptions), operation }),
       ),
     );
   }
@@ -340,6 +443,17 @@ export class CollectionsClient {
       maxRetries: settings.maxRetries,
       logger: this.#transport.logger,
       statusWords: this.#statusWords,
+      // The worker resends through the journal it settles, and never a payment this client is sending right now.
+      resend:
+        this.#duplicates === 'refused'
+          ? (record) =>
+              this.#resendOpen(
+                journal === this.#journal?.journal ? this.#journal : new JournalBinding(journal, this.#transport.logger, this.#statusWords),
+                record,
+                'worker',
+                settings,
+              )
+          : undefined,
     };
     const hooks = this.#transport.instrumentation;
     if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, UnprocessableEntityError } from '../core/errors.js';
+import { ApiError, ConflictError, NotFoundError, UnprocessableEntityError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { attemptWindowMs } from '../core/retry.js';
 import type { CallSettings, Transport } from '../core/transport.js';
@@ -17,10 +17,20 @@ import type { StatusChecks } from './status-checks.js';
 /** The create's path (and its route: it names no reference). */
 export const CREATE_PATH = '/v1/collections/mobile-money';
 
+/** How the service treats a second create for a `referenceId` it holds (the client's `duplicateReferences`). */
+export interface DuplicateRule {
+  /** `'refused'`: the service refuses it with 409 (or 422 naming `referenceId`) in its envelope, so a resend is safe. */
+  readonly duplicateReferences: 'refused' | 'unknown';
+  /** An earlier call (a record in the journal) may have created it: the first attempt is already a resend. */
+  readonly resending?: boolean;
+}
+
 /**
  * The create itself: sent and reconciled by `referenceId`. With a journal, `beforeAttempt` runs before each
  * attempt (the journal's write) and gives the time the attempt must neither leave nor last past; a duplicate
  * answer then always means the reference exists (the journal holds this payment), never "not created".
+ * With `duplicates.duplicateReferences` `'refused'`, an attempt whose outcome is unknown is followed by the same
+ * create, and a duplicate answer in the service's envelope resolves `pending` (see {@link duplicateMeansPending}).
  */
 export function createCollection(
   transport: Transport,
@@ -30,12 +40,19 @@ export function createCollection(
   body: object,
   settings: CallSettings,
   beforeAttempt?: () => Promise<number>,
+  duplicates: DuplicateRule = { duplicateReferences: 'unknown' },
 ): Promise<InitiatedCollection> {
   const attempt = { ...settings, maxRetries: 0 };
+  const refused = duplicates.duplicateReferences === 'refused';
   return createOnce<InitiatedCollection>(transport, settings, {
     referenceId,
     lookupBeforeResend: true,
     duplicateMeansExists: beforeAttempt !== undefined,
+    absentSeen: 'not-found',
+    resending: duplicates.resending === true,
+    ...(refused
+      ? { refusesDuplicates: { existing: (error) => duplicateMeansPending(referenceId, error), refusal: isDefiniteRefusal } }
+      : {}),
     send: async (attemptNumber) => {
       const deadline = await beforeAttempt?.();
       const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
@@ -83,6 +100,25 @@ export function withTextId(data: Record<string, unknown> & { referenceId: string
   if (typeof id === 'string' && id !== '') return { ...rest, id };
   if (typeof id === 'number' && Number.isFinite(id)) return { ...rest, id: String(id) };
   return rest;
+}
+
+/**
+ * For a service that refuses duplicate references, after an attempt whose outcome is unknown: a duplicate answer
+ * in the service's own envelope means the collection exists (`pending`). Without the envelope (a proxy's page, an
+ * empty body) it proves nothing: `undefined`.
+ */
+export function duplicateMeansPending(referenceId: string, error: unknown): InitiatedCollection | undefined {
+  if (!isDuplicateReference(error) || !(error as ApiError).serviceEnvelope) return undefined;
+  return withRequestId({ referenceId, status: 'pending' }, (error as ApiError).requestId);
+}
+
+/**
+ * A refusal of the very create an earlier attempt sent, in the service's envelope: 400, 401, 403, or a 422 that is
+ * not about the duplicate. The body is byte-identical, so the earlier attempt was refused alike.
+ */
+export function isDefiniteRefusal(error: unknown): boolean {
+  if (!(error instanceof ApiError) || !error.serviceEnvelope || isDuplicateReference(error)) return false;
+  return error.status === 400 || error.status === 401 || error.status === 403 || error.status === 422;
 }
 
 /**

@@ -105,7 +105,7 @@ export class StatusChecks {
     const record = verdict.record;
     if (record?.state === 'not-sent') throw provenNotSent(error);
     if (record !== undefined && (record.state === 'initiating' || record.state === 'unknown')) {
-      throw new UnknownOutcomeError(reference, error, verdict.decidableAt ?? record.decidableAt);
+      throw new UnknownOutcomeError(reference, error, verdict.decidableAt ?? record.decidableAt, 'not-found');
     }
     throw notProof(error);
   }

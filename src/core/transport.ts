@@ -26,7 +26,7 @@ import { monotonicNow } from './monotonic.js';
 import { networkFailure } from './network-failure.js';
 import { SecretRedactor } from './redact.js';
 import { redirectTarget } from './redirect.js';
-import { retryAfterFirst } from './retry.js';
+import { type NextStep, retryAfterFirst } from './retry.js';
 import type { CallSettings, HttpResult, RequestSpec, ServiceProfile, SharedBudgets } from './transport-types.js';
 import { SDK_VERSION } from './version.js';
 
@@ -139,12 +139,13 @@ export class Transport {
     settings: CallSettings,
     attempt: (attemptNumber: number) => Promise<T>,
     mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
+    nextStep?: NextStep,
   ): Promise<T> {
     settings.signal?.throwIfAborted();
     try {
       return await attempt(1);
     } catch (error) {
-      return this.retryAfterFirst(settings, error, attempt, mayRetry);
+      return this.retryAfterFirst(settings, error, attempt, mayRetry, nextStep);
     }
   }
 
@@ -158,8 +159,22 @@ export class Transport {
     firstError: unknown,
     attempt: (attemptNumber: number) => Promise<T>,
     mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
+    nextStep?: NextStep,
   ): Promise<T> {
-    return retryAfterFirst(settings, firstError, attempt, mayRetry, this.#config.maxRetryAfterMs, this.logger);
+    return retryAfterFirst(settings, firstError, attempt, mayRetry, this.#config.maxRetryAfterMs, this.logger, nextStep);
+  }
+
+  /**
+   * The API key this transport sends (a key function is called, bounded like a request). For deriving keys that
+   * must change when the API key does (the sealed number of a journal record); never for logging or storing.
+   */
+  apiKey(settings: CallSettings): Promise<string> {
+    return this.#resolveApiKey(settings);
+  }
+
+  /** The base URL, normalized (no trailing slash). */
+  get baseUrl(): string {
+    return this.#config.baseUrl;
   }
 
   /**

@@ -1,0 +1,94 @@
+/**
+ * Whether an open journal record may be resent, and the very create its push sent, rebuilt: for clients whose
+ * service refuses duplicate references (`duplicateReferences: 'refused'`), so `recover()`, the settlement worker and
+ * `initiate` of the same payment learn its outcome from the service's answer to the same create at once, instead of
+ * waiting for the sender's window to pass.
+ *
+ * @module
+ */
+import type { LevelLogger } from '../core/logger.js';
+import { paymentFingerprint } from '../journal/fingerprint.js';
+import type { PaymentRecord } from '../journal/journal.js';
+import { normalizeZambianMobileNumber } from './phone-number.js';
+import { unsealPhoneNumber } from './sealed-number.js';
+
+/** The default of `duplicateMemoryMs`: how long the service is taken to remember a reference (24 h). */
+export const DEFAULT_DUPLICATE_MEMORY_MS = 24 * 60 * 60 * 1000;
+
+/** What deciding a resend needs from the client. */
+export interface ResendRule {
+  /** The client's Collections base URL, normalized. */
+  readonly baseUrl: string;
+  /** How long the service remembers a reference (`duplicateMemoryMs`). */
+  readonly duplicateMemoryMs: number;
+  /** The API key the client sends (the key the number was sealed under, unless it was rotated). */
+  readonly apiKey: () => Promise<string>;
+  readonly logger: LevelLogger;
+}
+
+/** The create of a record, rebuilt byte for byte as its push sent it. */
+export type RebuiltCreate = Readonly<Record<string, unknown>> & { readonly referenceId: string };
+
+/** A base URL as a record keeps it: lower-case scheme and host, no default port, no trailing slash. */
+export function normalizedBaseUrl(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).href.replace(/\/+$/, '');
+  } catch {
+    return baseUrl;
+  }
+}
+
+/**
+ * True when a resend of `record` may go to `baseUrl`: the record does not name another deployment as the one its
+ * push went to. A record that names none (written before deployments were kept) is taken to be this one's.
+ */
+export function canResendHere(record: Pick<PaymentRecord, 'deployment'>, baseUrl: string): boolean {
+  const went = record.deployment?.baseUrl;
+  return went === undefined || normalizedBaseUrl(went) === normalizedBaseUrl(baseUrl);
+}
+
+/**
+ * The create `record`'s push sent, when this client may send it again: the record is open (`initiating` or
+ * `unknown`), keeps a sealed number that this client's key opens, was first written less than `duplicateMemoryMs`
+ * ago by the journal's clock (`journalNow`), names no other deployment, and the rebuilt payment matches its
+ * fingerprint. Otherwise `undefined`: the record is judged by the `'unknown'` rule (wait for window + grace).
+ */
+export async function rebuildCreate(record: PaymentRecord, rule: ResendRule, journalNow: string): Promise<RebuiltCreate | undefined> {
+  if ((record.state !== 'initiating' && record.state !== 'unknown') || record.sealedPhoneNumber === undefined) return undefined;
+  const ageMs = Date.parse(journalNow) - Date.parse(record.createdAt);
+  if (!Number.isFinite(ageMs) || ageMs >= rule.duplicateMemoryMs) return undefined;
+  if (!canResendHere(record, rule.baseUrl)) {
+    rule.logger.error(
+      `payment ${record.referenceId} was pushed to ${record.deployment?.baseUrl}, not to this client's base URL ${rule.baseUrl}: not resending it here`,
+    );
+    return undefined;
+  }
+  const phoneNumber = await unsealPhoneNumber(await rule.apiKey(), record.referenceId, record.sealedPhoneNumber);
+  if (phoneNumber === undefined) {
+    rule.logger.warn(
+      `payment ${record.referenceId}: its sealed number does not open with this API key (rotated?); judged without a resend`,
+    );
+    return undefined;
+  }
+  const fingerprint = await paymentFingerprint({
+    referenceId: record.referenceId,
+    productId: record.productId,
+    amount: record.amount,
+    currency: record.currency,
+    phoneNumber: normalizeZambianMobileNumber(phoneNumber, 'international'),
+    narration: record.narration,
+  });
+  if (fingerprint !== record.fingerprint) {
+    rule.logger.error(`payment ${record.referenceId}: the rebuilt create does not match the record's fingerprint; not resending it`);
+    return undefined;
+  }
+  // The order and the fields of initiate's own body: the resend is the same create, byte for byte.
+  return {
+    productId: record.productId,
+    referenceId: record.referenceId,
+    phoneNumber,
+    currency: record.currency,
+    amount: record.amount,
+    ...(record.narration === undefined ? {} : { narration: record.narration }),
+  };
+}
