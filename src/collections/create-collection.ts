@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { ApiError, ConflictError, NotFoundError, UnprocessableEntityError } from '../core/errors.js';
+import { ApiError, NotFoundError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { attemptWindowMs } from '../core/retry.js';
 import type { CallSettings, Transport } from '../core/transport.js';
 import { parseResponse } from '../core/validation.js';
+import { isDuplicateEvidence, isDuplicateReference } from './duplicate-answer.js';
 import type { NotFoundEvidence } from './not-found-evidence.js';
 import { requestIdOf, withRequestId } from './request-id.js';
 import { InitiateCollectionResponseSchema, type InitiatedCollection } from './schemas.js';
@@ -108,7 +109,7 @@ export function withTextId(data: Record<string, unknown> & { referenceId: string
  * empty body) it proves nothing: `undefined`.
  */
 export function duplicateMeansPending(referenceId: string, error: unknown): InitiatedCollection | undefined {
-  if (!isDuplicateReference(error) || !(error as ApiError).serviceEnvelope) return undefined;
+  if (!isDuplicateEvidence(error)) return undefined;
   return withRequestId({ referenceId, status: 'pending' }, (error as ApiError).requestId);
 }
 
@@ -119,16 +120,4 @@ export function duplicateMeansPending(referenceId: string, error: unknown): Init
 export function isDefiniteRefusal(error: unknown): boolean {
   if (!(error instanceof ApiError) || !error.serviceEnvelope || isDuplicateReference(error)) return false;
   return error.status === 400 || error.status === 401 || error.status === 403 || error.status === 422;
-}
-
-/**
- * The service's answer to a reference used before. Not documented: read as 409, or a 422 whose
- * `errors[]` flags `referenceId` with a uniqueness rule.
- */
-export function isDuplicateReference(error: unknown): boolean {
-  if (error instanceof ConflictError) return true;
-  return (
-    error instanceof UnprocessableEntityError &&
-    error.errors.some((item) => /referenceId$/i.test(item.field) && /unique|exist|duplicate/i.test(item.rule))
-  );
 }
