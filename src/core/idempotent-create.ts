@@ -107,17 +107,20 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
             mayHaveCreated = true;
             lastError = error;
             lookUpFirst = create.lookupBeforeResend && refuses === undefined;
-          } else if (mayHaveCreated && refuses !== undefined) {
-            // The service refuses duplicates: its answer to the same create decides, no lookup needed.
-            const existing = refuses.existing(error);
+          } else {
+            // The operation may exist: an earlier attempt's outcome is unknown, or the caller knows the reference is its own.
+            const mayExist = mayHaveCreated || create.duplicateMeansExists === true;
+            // Where the service refuses duplicates, its answer to the same create decides: no lookup needed.
+            const existing = mayExist ? refuses?.existing(error) : undefined;
             if (existing !== undefined) return existing;
-            if (refuses.refusal(error)) mayHaveCreated = false;
-          } else if ((mayHaveCreated || create.duplicateMeansExists === true) && create.isDuplicate(error)) {
-            const seen = await create.lookup(attemptNumber);
-            if (seen.kind === 'found') return seen.result;
-            if (seen.kind === 'excluded') mayHaveCreated = false;
-            // The reference exists but the lookup cannot see it: it may well be this call's own operation.
-            else throw new UnknownOutcomeError(create.referenceId, error, undefined, absent);
+            if (mayHaveCreated && refuses?.refusal(error) === true) mayHaveCreated = false;
+            else if (mayExist && create.isDuplicate(error)) {
+              const seen = await create.lookup(attemptNumber);
+              if (seen.kind === 'found') return seen.result;
+              if (seen.kind === 'excluded') mayHaveCreated = false;
+              // The reference exists but the lookup cannot see it: it may well be this call's own operation.
+              else throw new UnknownOutcomeError(create.referenceId, error, undefined, absent);
+            }
           }
           throw error;
         }

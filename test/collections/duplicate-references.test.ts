@@ -149,6 +149,17 @@ describe("duplicateReferences: 'refused', within one initiate", () => {
     expect(trail()).toEqual([CREATE, CREATE]);
   });
 
+  it("with a journal, a first attempt's duplicate answer (another writer of this payment sent it) is pending, no status check", async () => {
+    useFakeClock();
+    await client().initiate(collectionInput());
+    requests.length = 0;
+    const journal = new MemoryJournal();
+    const call = await settle(refused({ journal }).initiate(collectionInput()));
+    expect(call.value).toMatchObject({ referenceId: REFERENCE_ID, status: 'pending' });
+    expect(trail()).toEqual([CREATE]);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+  });
+
   it("a duplicate answer without the service's envelope (a proxy's page) is no evidence: the outcome stays unknown", async () => {
     useFakeClock();
     simulator.injectFault({ route: CREATE, drop: 'before', times: 1 });
