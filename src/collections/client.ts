@@ -270,24 +270,28 @@ export class CollectionsClient {
   }
 
   /**
-   * Resends an open record's create (see `resendRecord`) unless this client is sending it now: the record afterwards,
-   * or `undefined` when it may not be resent. The answer is recorded; a failure other than the journal's leaves the
-   * record as the journal holds it.
+   * Resends an open record's create (see `resendRecord`) unless this client is sending it now: the record afterwards
+   * and whether this call sent it (`sent`; false when another writer moved it first), or `undefined` when it may not
+   * be resent. The answer is recorded; a failure other than the journal's leaves the record as the journal holds it.
    */
   async #resendOpen(
     journal: JournalBinding,
     record: PaymentRecord,
     by: string,
     settings: CallSettings,
-  ): Promise<PaymentRecord | undefined> {
+  ): Promise<{ record: PaymentRecord; sent: boolean } | undefined> {
     const resender = this.#resender(settings);
     if (resender === undefined || this.#journal?.inFlight.has(record.referenceId)) return undefined;
+    let sent = false;
     try {
-      const resent = await resendRecord(journal, resender, record, by);
-      return resent === undefined ? undefined : (resent.record ?? record);
+      const resent = await resendRecord(journal, resender, record, by, () => {
+        sent = true;
+      });
+      return resent === undefined ? undefined : { record: resent.record ?? record, sent };
     } catch (error) {
       if (error instanceof JournalError || settings.signal?.aborted) throw error;
-      return (await journal.use('read the payment', record.referenceId, (store) => store.get(record.referenceId))) ?? record;
+      const now = await journal.use('read the payment', record.referenceId, (store) => store.get(record.referenceId));
+      return { record: now ?? record, sent };
     }
   }
 
@@ -318,8 +322,8 @@ export class CollectionsClient {
         journal,
         (referenceId, requestOptions) => this.#checks.find(referenceId, { ...this.#transport.settingsFor(requestOptions), operation }),
         options,
-        (record, requestOptions) =>
-          this.#resendOpen(journal, record, 'recover', { ...this.#transport.settingsFor(requestOptions), operation }),
+        async (record, requestOptions) =>
+          (await this.#resendOpen(journal, record, 'recover', { ...this.#transport.settingsFor(requestOptions), operation }))?.record,
       ),
     );
   }
@@ -446,11 +450,11 @@ export class CollectionsClient {
       // The worker resends through the journal it settles, and never a payment this client is sending right now.
       resend:
         this.#duplicates === 'refused'
-          ? (record) =>
+          ? (record, by) =>
               this.#resendOpen(
                 journal === this.#journal?.journal ? this.#journal : new JournalBinding(journal, this.#transport.logger, this.#statusWords),
                 record,
-                'worker',
+                by,
                 settings,
               )
           : undefined,

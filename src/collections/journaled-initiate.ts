@@ -89,12 +89,14 @@ export interface Resent {
  * record (see `rebuildCreate`), and records the answer: 202 or a duplicate answer → `pending`; a definite refusal →
  * `rejected`; unknown again → `unknown`. `undefined` when the record may not be resent here (it is then judged by the
  * `'unknown'` rule). Rejects as `initiate` does when the answer is not `pending` (the record written first).
+ * `onTaken` is called once this writer has taken the record over (whatever the answer then).
  */
 export async function resendRecord(
   binding: JournalBinding,
   resender: RecordResender,
   record: PaymentRecord,
   by: string,
+  onTaken?: () => void,
 ): Promise<Resent | undefined> {
   const { referenceId } = record;
   const now = await binding.use('read the clock', referenceId, (journal) => journal.now());
@@ -104,6 +106,7 @@ export async function resendRecord(
   const taken = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: resender.sendWindowMs }, by, record);
   // Another writer moved it first: the caller decides again from what it did.
   if (!taken.applied || taken.record === undefined) return { record: taken.record };
+  onTaken?.();
   binding.logger.info(`resending the create of referenceId ${referenceId}: the service refuses duplicates, so its answer decides`);
   const result = await sendAndRecord(
     binding,

@@ -600,8 +600,9 @@ class Worker implements SettlementWorker {
     if (resend === undefined) return false;
     const record = await journal.get(entry.referenceId);
     if (record === undefined || (record.state !== 'initiating' && record.state !== 'unknown')) return false;
-    const moved = await resend(record);
-    if (moved === undefined) return false;
+    const resent = await resend(record, this.#by);
+    if (resent === undefined) return false;
+    const moved = resent.record;
     if (isOpenPaymentState(moved.state)) {
       entry.state = moved.state;
       entry.statusText = moved.statusText;
@@ -609,7 +610,8 @@ class Worker implements SettlementWorker {
       this.#next(entry, this.#pauseOf(entry));
       return true;
     }
-    if (this.#onSettled !== undefined) {
+    // Delivered only when this worker's own resend settled it: another writer that did delivers it itself.
+    if (resent.sent && this.#onSettled !== undefined) {
       try {
         await this.#onSettled(moved);
       } catch (error) {

@@ -284,6 +284,29 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     expect(simulator.collections()).toHaveLength(1);
   });
 
+  it('the settlement worker delivers a refusal of its own resend once, as rejected', async () => {
+    const journal = new MemoryJournal();
+    await unknownPayment(journal);
+    simulator.injectFault({ route: CREATE, status: 422, times: 1 });
+    const settled: PaymentRecord[] = [];
+    const worker = refused({ journal }).startSettlementWorker({
+      initialDelayMs: 0,
+      intervalMs: 20,
+      maxIntervalMs: 40,
+      scanIntervalMs: 20,
+      onSettled: (record) => {
+        settled.push(record);
+      },
+    });
+    try {
+      await vi.waitFor(() => expect(settled).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    } finally {
+      await worker.stop();
+    }
+    expect(settled[0]).toMatchObject({ referenceId: REFERENCE_ID, state: 'rejected', error: { status: 422 } });
+    expect(simulator.collections()).toHaveLength(0);
+  });
+
   it('a resend the service stored before answers as a duplicate: pending, still one collection', async () => {
     const journal = new MemoryJournal();
     simulator.injectFault({ route: CREATE, drop: 'after', times: 1 });
