@@ -32,7 +32,7 @@ import { NotFoundEvidence } from './not-found-evidence.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
-import { DEFAULT_DUPLICATE_MEMORY_MS } from './resend.js';
+import { DEFAULT_DUPLICATE_MEMORY_MS, rebuildCreate } from './resend.js';
 import {
   type CollectionDetails,
   type CollectionInput,
@@ -184,7 +184,14 @@ export class CollectionsClient {
     this.#journal =
       options?.journal === undefined ? undefined : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords);
     this.#evidence = new NotFoundEvidence(() => this.health());
-    this.#checks = new StatusChecks(this.#transport, this.#statusWords, this.#journal, this.#evidence);
+    const journal = this.#journal;
+    this.#checks = new StatusChecks(
+      this.#transport,
+      this.#statusWords,
+      journal,
+      this.#evidence,
+      journal === undefined || this.#duplicates !== 'refused' ? undefined : (record) => this.#mayResend(journal, record),
+    );
     const budgets = sharedBudgetsOf(options, this.#transport.logger);
     if (budgets !== undefined) this.#transport.useSharedBudgets(budgets);
   }
@@ -267,6 +274,14 @@ export class CollectionsClient {
           resending: true,
         }),
     };
+  }
+
+  /** True when `record`'s create can be resent by this client (see `rebuildCreate`). */
+  async #mayResend(journal: JournalBinding, record: PaymentRecord): Promise<boolean> {
+    const resender = this.#resender(this.#transport.settingsFor(undefined));
+    if (resender === undefined) return false;
+    const now = await journal.use('read the clock', record.referenceId, (store) => store.now());
+    return (await rebuildCreate(record, resender.rule, now)) !== undefined;
   }
 
   /**

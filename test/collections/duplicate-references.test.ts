@@ -25,6 +25,8 @@ import {
   rejectionOf,
   track,
   useFakeClock,
+  useFakeMonotonicClock,
+  watchFor,
 } from '../helpers/collections.js';
 import { COLLECTIONS_BASE_URL, TAP_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
@@ -385,6 +387,25 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     const [resent] = await refused({ journal }).recover();
     expect(resent?.state).toBe('pending');
     expect(trail()).toContain(CREATE);
+  });
+
+  it('checkStatus and pollUntilSettled never close a resendable record as not-sent on a 404, however old', async () => {
+    useFakeMonotonicClock();
+    const clock = { offsetMs: 0 };
+    const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+    await unknownPayment(journal);
+    // Well past the window and the grace, by the journal's clock and by this process's own watch.
+    clock.offsetMs = 10 * 60_000;
+    watchFor(10 * 60_000);
+    const till = refused({ journal });
+    const error = await rejectionOf(till.checkStatus(REFERENCE_ID));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((error as UnknownOutcomeError).message).toContain('the status check answered 404');
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+    expect(trail()).not.toContain(CREATE);
+    // The resend decides it.
+    const [recovered] = await till.recover();
+    expect(recovered?.state).toBe('pending');
   });
 
   it('validates duplicateReferences and duplicateMemoryMs', () => {
