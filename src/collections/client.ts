@@ -465,12 +465,12 @@ export class CollectionsClient {
       // The worker resends through the journal it settles, and never a payment this client is sending right now.
       resend:
         this.#duplicates === 'refused'
-          ? (record, by) =>
+          ? (record, by, signal) =>
               this.#resendOpen(
                 journal === this.#journal?.journal ? this.#journal : new JournalBinding(journal, this.#transport.logger, this.#statusWords),
                 record,
                 by,
-                settings,
+                { ...settings, signal },
               )
           : undefined,
     };

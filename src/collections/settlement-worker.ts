@@ -600,7 +600,14 @@ class Worker implements SettlementWorker {
     if (resend === undefined) return false;
     const record = await journal.get(entry.referenceId);
     if (record === undefined || (record.state !== 'initiating' && record.state !== 'unknown')) return false;
-    const resent = await resend(record, this.#by);
+    let resent: Awaited<ReturnType<typeof resend>>;
+    try {
+      resent = await resend(record, this.#by, this.#abort.signal);
+    } catch (error) {
+      // Stopped mid-resend: the record says unknown (written by the resend), and the next worker takes it up.
+      if (this.#stopped) return true;
+      throw error;
+    }
     if (resent === undefined) return false;
     const moved = resent.record;
     if (isOpenPaymentState(moved.state)) {

@@ -110,8 +110,12 @@ export async function retryAfterFirst<T>(
     if (!mayRetry(error)) throw error;
     const decision = decideRetry(error, attemptNumber, settings.maxRetries, maxRetryAfterMs);
     if (!decision.retry) throw error;
-    const step = nextStep?.(error) ?? 'retrying';
-    logger.warn(`${step} in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
+    const step = nextStep?.(error);
+    const line =
+      step === undefined
+        ? `retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`
+        : `${step} in ${decision.delayMs} ms`;
+    logger.warn(line, {
       reason: error instanceof Error ? error.message : String(error),
     });
     await sleep(decision.delayMs, settings.signal);

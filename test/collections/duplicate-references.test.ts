@@ -203,7 +203,7 @@ describe('the default mode says what it does', () => {
     expect(trail()).toEqual([CREATE, 'GET /check']);
     expect(lines.filter((line) => /retrying/i.test(line))).toEqual([]);
     expect(lines).toContainEqual(
-      expect.stringMatching(/^warn .*outcome unknown: checking referenceId .* \(not sending it again\) in \d+ ms/),
+      expect.stringMatching(/^warn .*outcome unknown: checking referenceId .* \(not sending it again\) in \d+ ms$/),
     );
     const message = (call.error as Error).message;
     expect(message).toContain('the status check answered 404');
