@@ -202,8 +202,9 @@ export class CollectionsClient {
    * {@link pollUntilSettled}.
    *
    * `referenceId` is generated (UUID v4) when absent and kept for every attempt. After an attempt whose
-   * outcome is unknown, the SDK checks the reference before sending again, so the customer is never
-   * asked twice.
+   * outcome is unknown, the SDK checks the reference instead of sending again, so the customer is never
+   * asked twice. With `duplicateReferences: 'refused'` it sends the same create again instead, and a duplicate
+   * answer in the service's envelope resolves `{ referenceId, status: 'pending' }` (see the option).
    *
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link UnprocessableEntityError} when the service rejects a field (`errors` names it).
@@ -318,7 +319,11 @@ export class CollectionsClient {
    * the sale over); unreachable, or too young → left as it was (`decidableAt` says from when a verdict is possible:
    * after a restart, this process must first watch the record for the window plus the grace, 116 s with the
    * defaults, so call `recover()` again then, or run a settlement worker). Payments this client is sending right now
-   * are left to their `initiate`. Resolves with the records it looked at, in their new states, oldest first;
+   * are left to their `initiate`. With `duplicateReferences: 'refused'`, an `initiating` or `unknown` record the service
+   * does not show is resent at once instead (the same create, rebuilt from the record and its sealed number): 202 or
+   * a duplicate answer → `pending`, a definite refusal → `rejected`, unknown again → left open; a record that cannot be
+   * resent here (older than `duplicateMemoryMs`, sealed under another key, pushed to another base URL) follows the
+   * rule above. Resolves with the records it looked at, in their new states, oldest first;
    * `saleOutcome(record)` says what a till shows for each.
    *
    * @throws {@link ConfigurationError} for a client without a journal; also, after every payment was checked, when
