@@ -249,12 +249,26 @@ export class CollectionsClient {
           sealedPhoneNumber:
             resend === undefined || (body.narration !== undefined && journal.scrubText(body.narration) !== body.narration)
               ? undefined
-              : await sealPhoneNumber(await this.#transport.apiKey(settings), referenceId, body.phoneNumber),
+              : await this.#seal(referenceId, body.phoneNumber, settings),
         });
       },
       undefined,
       { referenceId },
     );
+  }
+
+  /**
+   * The number sealed for the record (see `sealPhoneNumber`), or `undefined` when the API key cannot be read now (a key
+   * function that fails or is slow): the record then follows the `'unknown'` rule, and the call goes on as it would
+   * (its own attempts read the key again, and fail as they always did if it still cannot be read).
+   */
+  async #seal(referenceId: string, phoneNumber: string, settings: CallSettings): Promise<string | undefined> {
+    try {
+      return await sealPhoneNumber(await this.#transport.apiKey(settings), referenceId, phoneNumber);
+    } catch {
+      this.#transport.logger.warn(`payment ${referenceId}: the API key could not be read to seal its number; it will not be resent`);
+      return undefined;
+    }
   }
 
   /** How this client resends an open record's create, when its service refuses duplicates; else `undefined`. */

@@ -63,7 +63,15 @@ export async function rebuildCreate(record: PaymentRecord, rule: ResendRule, jou
     );
     return undefined;
   }
-  const phoneNumber = await unsealPhoneNumber(await rule.apiKey(), record.referenceId, record.sealedPhoneNumber);
+  let apiKey: string;
+  try {
+    apiKey = await rule.apiKey();
+  } catch {
+    // A key function that fails or takes too long now: judged without a resend this time (the next check tries again).
+    rule.logger.warn(`payment ${record.referenceId}: the API key could not be read to open its sealed number; judged without a resend`);
+    return undefined;
+  }
+  const phoneNumber = await unsealPhoneNumber(apiKey, record.referenceId, record.sealedPhoneNumber);
   if (phoneNumber === undefined) {
     rule.logger.warn(
       `payment ${record.referenceId}: its sealed number does not open with this API key (rotated?); judged without a resend`,
