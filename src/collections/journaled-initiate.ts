@@ -24,7 +24,7 @@ import { monotonicNow } from '../core/monotonic.js';
 import { maskPhoneNumber } from '../core/redact.js';
 import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
-import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentRecord } from '../journal/journal.js';
+import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentRecord, sendWindowOf } from '../journal/journal.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
 import { type JournalBinding, paymentError } from './journal-binding.js';
 import { requestIdOf, withRequestId } from './request-id.js';
@@ -102,15 +102,18 @@ export async function resendRecord(
   const now = await binding.use('read the clock', referenceId, (journal) => journal.now());
   const body = await rebuildCreate(record, resender.rule, now);
   if (body === undefined) return undefined;
+  // Earlier writers' pushes may still be on their way (a resend does not wait for their window to pass): the window
+  // this write states must still cover theirs, so the `'unknown'` rule stays true for every reader after it.
+  const sendWindowMs = Math.max(resender.sendWindowMs, sendWindowOf(record));
   const issuedAt = monotonicNow();
-  const taken = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: resender.sendWindowMs }, by, record);
+  const taken = await binding.observe(referenceId, { kind: 'sending', sendWindowMs }, by, record);
   // Another writer moved it first: the caller decides again from what it did.
   if (!taken.applied || taken.record === undefined) return { record: taken.record };
   onTaken?.();
   binding.logger.info(`resending the create of referenceId ${referenceId}: the service refuses duplicates, so its answer decides`);
   const result = await sendAndRecord(
     binding,
-    { ...resender, send: (beforeAttempt) => resender.send(body, beforeAttempt) },
+    { ...resender, sendWindowMs, send: (beforeAttempt) => resender.send(body, beforeAttempt) },
     taken.record,
     issuedAt,
     by,

@@ -337,8 +337,13 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     const journal = new MemoryJournal();
     await unknownPayment(journal);
     simulator.injectFault({ route: CREATE, drop: 'before', times: 1 });
-    const [recovered] = await refused({ journal, maxRetries: 0 }).recover();
+    const before = (await journal.get(REFERENCE_ID)) as PaymentRecord;
+    // A resender whose own window (5 s) is shorter than the record's: the earlier push may still be on its way.
+    const [recovered] = await refused({ journal, maxRetries: 0, timeoutMs: 5_000 }).recover();
     expect(recovered?.state).toBe('unknown');
+    // The window the record states still covers the earlier writer's, so no reader closes it early by age.
+    expect(recovered?.sendWindowMs).toBe(before.sendWindowMs);
+    expect(before.sendWindowMs).toBe(30_000);
     // The resend was made (and its answer lost): the record was written before it, and is open again after it.
     expect(trail().filter((line) => line === CREATE)).toHaveLength(1);
     expect((await journal.history(REFERENCE_ID)).map((event) => event.to)).toEqual(['initiating', 'unknown', 'initiating', 'unknown']);

@@ -356,7 +356,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     budget,
     budgeted: new Set(),
     windowless: new Set(),
+    // Half the worlds whose service refuses duplicates say so (`duplicateReferences: 'refused'`): resends decide at
+    // once. Its own stream of draws: every other draw of the seed keeps its meaning.
+    duplicatesRefused: faults.dedupe && seededRandom(seed ^ 0xd0b1e)() < 0.5,
   };
+  journal.resendsAtOnce = world.duplicatesRefused === true;
+  service.resendsAtOnce = world.duplicatesRefused === true;
   // The shortest grace of any decider: the world's readers, and `checkStatus`/`pollUntilSettled`'s default.
   journal.minGraceMs = Math.min(DEFAULT_NOT_FOUND_GRACE_MS, ...world.graces.map((grace) => grace ?? DEFAULT_NOT_FOUND_GRACE_MS));
   // Reads lag less than the shortest grace of the readers that decide (the documented assumption). The lag was bounded
@@ -482,6 +487,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     store: journal.kind,
     knobs: sim.knobs,
     graces: world.graces,
+    duplicatesRefused: world.duplicatesRefused,
     ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases, adaptive: budget.adaptive } }),
   });
   void newReference;
