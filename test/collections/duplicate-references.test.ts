@@ -252,6 +252,21 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     expect((await plain.get('5b0f7c1e-2a3d-4e5f-8a9b-0c1d2e3f4a5b'))?.sealedPhoneNumber).toBeUndefined();
   });
 
+  it('a key that cannot be read to seal the number never fails the payment: no seal, said, and the push goes on', async () => {
+    const journal = new MemoryJournal();
+    let calls = 0;
+    const apiKey = () => {
+      calls++;
+      if (calls === 1) throw new Error('vault unavailable');
+      return KEY;
+    };
+    const { logger, lines } = capturingLogger();
+    const result = await refused({ journal, apiKey, logger, logLevel: 'warn' }).initiate(collectionInput());
+    expect(result).toMatchObject({ referenceId: REFERENCE_ID, status: 'pending' });
+    expect((await journal.get(REFERENCE_ID))?.sealedPhoneNumber).toBeUndefined();
+    expect(lines).toContainEqual(expect.stringMatching(/could not be read to seal its number; it will not be resent/));
+  });
+
   it('recover() brings an unknown record to pending at once, by the same create (no wait for decidableAt)', async () => {
     const journal = new MemoryJournal();
     const record = await unknownPayment(journal);
