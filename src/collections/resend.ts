@@ -23,6 +23,7 @@ export interface ResendRule {
   readonly duplicateMemoryMs: number;
   /** The API key the client sends (the key the number was sealed under, unless it was rotated). */
   readonly apiKey: () => Promise<string>;
+  /** Where a record that cannot be resent says why (never with the number or the key). */
   readonly logger: LevelLogger;
 }
 
