@@ -136,6 +136,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     handClose: random() < 0.4 ? 0 : 0.3 + random() * 0.7,
     bare404: random() < 0.7 ? 0 : random() * 0.2,
   };
+  // Half the worlds whose service refuses duplicates say so (`duplicateReferences: 'refused'`): resends decide at
+  // once. Its own stream of draws: every other draw of the seed keeps its meaning. No operator there closes a record by
+  // hand on a 429: a resend of another process may be on its way meanwhile (docs/cashier-mode.md tells operators so).
+  const duplicatesRefused = faults.dedupe && seededRandom(seed ^ 0xd0b1e)() < 0.5;
+  if (duplicatesRefused) faults.handClose = 0;
   const service = new Service(sim, seededRandom(seed ^ 0x5e41ce), faults);
   service.refuses = (amount) => amount % 10 === 7;
   const journalFaults: JournalFaults = reduce.noJournalFaults
@@ -356,9 +361,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     budget,
     budgeted: new Set(),
     windowless: new Set(),
-    // Half the worlds whose service refuses duplicates say so (`duplicateReferences: 'refused'`): resends decide at
-    // once. Its own stream of draws: every other draw of the seed keeps its meaning.
-    duplicatesRefused: faults.dedupe && seededRandom(seed ^ 0xd0b1e)() < 0.5,
+    duplicatesRefused,
   };
   journal.resendsAtOnce = world.duplicatesRefused === true;
   service.resendsAtOnce = world.duplicatesRefused === true;
