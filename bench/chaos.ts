@@ -2,7 +2,7 @@
  * `npx node bench/chaos.ts [creates] [seed]`: the chaos soak over thousands of creates (default 2 000),
  * against the fault server of the test suite (a real `node:http` server on 127.0.0.1): seeded random
  * faults on every route, reads lagging behind creates by up to 600 ms, creates processed after the client
- * gave up, a server enforcing uniqueness. Prints the table of docs/reliability.md; exits 1 unless the
+ * gave up, a server enforcing uniqueness. Prints the table of docs/internals/reliability-evidence.md; exits 1 unless the
  * three zeros hold (double records, resolved without a record, definite errors with a record stored).
  *
  * It runs the SDK's sources and the test suite's fault server under Node's type stripping; those import
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import './source-imports.ts';
 import type { ChaosOptions, ChaosReport } from '../test/faults/chaos.ts';
 
-/** The defaults of the soak: 2 000 creates, the seed of the table in docs/reliability.md. */
+/** The defaults of the soak: 2 000 creates, the seed of the table in docs/internals/reliability-evidence.md. */
 export const CHAOS_DEFAULTS = { creates: 2_000, seed: 20_261_123, concurrency: 64, maxLagMs: 600, timeoutMs: 1_000 } as const;
 
 /** Runs the soak and returns its report and markdown table; `ok` when the three zeros hold. */

@@ -52,6 +52,7 @@ export {
   TapCollectionsError,
   TimeoutError,
   UnknownOutcomeError,
+  type UnknownOutcomeSeen,
   UnprocessableEntityError,
   type ValidationIssue,
 } from './core/errors.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `tap-collections-sdk` bin (built to `dist/cli/bin.js`): `simulate`, `status`, `poll`, `recover`,
- * `journal list|show` and `worker`. The commands live beside it, one per file; see `docs/operating.md`.
+ * `journal list|show` and `worker`. The commands live beside it, one per file; see `docs/guide/operating.md`.
  *
  * @module
  */

@@ -7,6 +7,7 @@
 import type { Command } from './command.js';
 import { journalCommand } from './journal.js';
 import { pollCommand } from './poll.js';
+import { probeCommand } from './probe.js';
 import { recoverCommand } from './recover.js';
 import { describeError, UsageError } from './shared.js';
 import { simulateCommand } from './simulate.js';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, Command> = {
   recover: recoverCommand,
   journal: journalCommand,
   worker: workerCommand,
+  probe: probeCommand,
 };
 
 const USAGE = `Usage: tap-collections-sdk <command> [options]

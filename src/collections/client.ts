@@ -8,10 +8,17 @@
  * @module
  */
 import type { ClientOptions, RequestOptions } from '../core/config.js';
-import { resolveConfig } from '../core/config.js';
-import { ApiError, ConfigurationError, NotFoundError, RequestValidationError, ResponseValidationError } from '../core/errors.js';
+import { isTimerMs, MAX_TIMER_MS, resolveConfig } from '../core/config.js';
+import {
+  ApiError,
+  ConfigurationError,
+  JournalError,
+  NotFoundError,
+  RequestValidationError,
+  ResponseValidationError,
+} from '../core/errors.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
-import { bearerAuth, type HttpMethod, Transport } from '../core/transport.js';
+import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId } from '../core/uuid.js';
 import { isWellFormedText, parseInput, parseResponse } from '../core/validation.js';
 import type { PaymentJournal, PaymentRecord } from '../journal/journal.js';
@@ -20,11 +27,12 @@ import { createCollection, sendWindowMs } from './create-collection.js';
 import { ClientDeployment } from './deployment.js';
 import { readCollectionsErrorEnvelope } from './envelope.js';
 import { JournalBinding, watchOf } from './journal-binding.js';
-import { initiateWithJournal } from './journaled-initiate.js';
+import { initiateWithJournal, type RecordResender, resendRecord } from './journaled-initiate.js';
 import { NotFoundEvidence } from './not-found-evidence.js';
 import { normalizeZambianMobileNumber, type PhoneNumberFormat } from './phone-number.js';
 import { type PollOptions, pollUntilSettled } from './poller.js';
 import { type RecoverOptions, recoverPayments } from './recover.js';
+import { DEFAULT_DUPLICATE_MEMORY_MS, rebuildCreate } from './resend.js';
 import {
   type CollectionDetails,
   type CollectionInput,
@@ -34,6 +42,7 @@ import {
   type HealthStatus,
   type InitiatedCollection,
 } from './schemas.js';
+import { sealPhoneNumber } from './sealed-number.js';
 import {
   type SettlementWorker,
   type SettlementWorkerContext,
@@ -94,7 +103,7 @@ export interface CollectionsClientOptions extends ClientOptions {
    * the account, not to a key, so rotating the key changes nothing. At most 100 characters, no control characters.
    * @defaultValue none: the account is the key's identity (`key:` and 16 hex digits of an HMAC under the key, from
    * which the key cannot be learnt); every key the client's key function returns in this process counts as the same
-   * account, and keys used before a restart are declared with `formerAccounts`. See docs/journal.md.
+   * account, and keys used before a restart are declared with `formerAccounts`. See docs/guide/journal.md.
    */
   account?: string | undefined;
   /**
@@ -104,6 +113,33 @@ export interface CollectionsClientOptions extends ClientOptions {
    * @defaultValue none
    */
   formerAccounts?: readonly string[] | undefined;
+  /**
+   * What the Collections service does with a second create for a `referenceId` it already holds.
+   *
+   * - `'unknown'`: the document does not say, so after an attempt whose outcome is unknown (a dropped connection, a
+   *   timeout, 408, 5xx) the SDK never sends the create again: it checks the reference, and a payment it cannot find
+   *   stays open until its sender's attempt window plus a grace has passed (about 2 minutes with the defaults).
+   * - `'refused'`: you state that the service refuses it with 409 (or a 422 naming `referenceId`) in its error
+   *   envelope, as MTN MoMo's API and most payment gateways do. Then the same create (same `referenceId`, the very same
+   *   body) is sent again after the usual backoff, and the answer decides at once: a duplicate answer means the
+   *   collection exists (`pending`). With a journal, `initiate` keeps the customer's number sealed in the record
+   *   (AES-GCM under a key derived from the API key), so `recover()`, the settlement worker and a second `initiate`
+   *   of the payment resend it too instead of waiting.
+   *
+   * **The mode is safe only if the service really refuses duplicates.** A service that stores a second create with
+   * the same reference charges the customer twice in this mode. Check it against the sandbox with
+   * `tap-collections-sdk probe duplicates --yes --product-id <uuid> --phone <number>` or from the provider's documents
+   * before setting it. See docs/guide/cashier-mode.md.
+   * @defaultValue `'unknown'`
+   */
+  duplicateReferences?: 'refused' | 'unknown' | undefined;
+  /**
+   * With `duplicateReferences: 'refused'`: how long the service remembers a reference, in milliseconds. A journal record
+   * first written longer ago than this (by the journal's clock) is not resent: it is judged by the `'unknown'` rule.
+   * A whole number from 1 to 2 147 483 647.
+   * @defaultValue `86400000` (24 h)
+   */
+  duplicateMemoryMs?: number | undefined;
 }
 
 /** Characters that would change the path of `GET /v1/collections/:id` if sent as they are. */
@@ -133,6 +169,9 @@ export class CollectionsClient {
   readonly #checks: StatusChecks;
   /** Where this client's pushes go (its base URL and account): the one check that an answer is about a record. */
   readonly #deployment: ClientDeployment;
+  /** How the service treats a second create for a reference it holds (`duplicateReferences`). */
+  readonly #duplicates: 'refused' | 'unknown';
+  readonly #duplicateMemoryMs: number;
 
   /**
    * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
@@ -149,6 +188,16 @@ export class CollectionsClient {
       throw new ConfigurationError("Invalid CollectionsClient options: phoneNumberFormat must be 'international' or 'local'");
     }
     this.#phoneNumberFormat = format;
+    this.#duplicates = options?.duplicateReferences ?? 'unknown';
+    if (this.#duplicates !== 'refused' && this.#duplicates !== 'unknown') {
+      throw new ConfigurationError("Invalid CollectionsClient options: duplicateReferences must be 'refused' or 'unknown'");
+    }
+    this.#duplicateMemoryMs = options?.duplicateMemoryMs ?? DEFAULT_DUPLICATE_MEMORY_MS;
+    if (!isTimerMs(this.#duplicateMemoryMs)) {
+      throw new ConfigurationError(
+        `Invalid CollectionsClient options: duplicateMemoryMs must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+      );
+    }
     this.#statusWords = new StatusWords(options?.statusWords);
     this.#transport = new Transport(config, { service: 'collections', auth: bearerAuth, readErrorEnvelope: readCollectionsErrorEnvelope });
     const transport = this.#transport;
@@ -162,7 +211,14 @@ export class CollectionsClient {
         ? undefined
         : new JournalBinding(options.journal, this.#transport.logger, this.#statusWords, deployment);
     this.#evidence = new NotFoundEvidence(() => this.health(), config.baseUrl);
-    this.#checks = new StatusChecks(this.#transport, this.#statusWords, this.#journal, this.#evidence);
+    const journal = this.#journal;
+    this.#checks = new StatusChecks(
+      this.#transport,
+      this.#statusWords,
+      journal,
+      this.#evidence,
+      journal === undefined || this.#duplicates !== 'refused' ? undefined : (record) => this.#mayResend(journal, record),
+    );
     const budgets = sharedBudgetsOf(options, this.#transport.logger);
     if (budgets !== undefined) this.#transport.useSharedBudgets(budgets);
   }
@@ -173,8 +229,9 @@ export class CollectionsClient {
    * {@link pollUntilSettled}.
    *
    * `referenceId` is generated (UUID v4) when absent and kept for every attempt. After an attempt whose
-   * outcome is unknown, the SDK checks the reference before sending again, so the customer is never
-   * asked twice.
+   * outcome is unknown, the SDK checks the reference instead of sending again, so the customer is never
+   * asked twice. With `duplicateReferences: 'refused'` it sends the same create again instead, and a duplicate
+   * answer in the service's envelope resolves `{ referenceId, status: 'pending' }` (see the option).
    *
    * @throws {@link RequestValidationError} on bad input (nothing is sent).
    * @throws {@link ConfigurationError} with a journal, for a payment already in it whose push went to another
@@ -198,29 +255,107 @@ export class CollectionsClient {
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
     const journal = this.#journal;
+    const duplicates = { duplicateReferences: this.#duplicates };
     return this.#transport.traced(
       'collections.initiate',
       settings,
-      (settings) => {
-        if (journal === undefined) return createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings);
+      async (settings) => {
+        if (journal === undefined) {
+          return createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, undefined, duplicates);
+        }
         const payment = { ...body, phoneNumber: normalizeZambianMobileNumber(parsed.phoneNumber, 'international') };
+        const resend = this.#resender(settings);
         return initiateWithJournal(journal, {
           payment,
           deployment: () => journal.deployment.current(),
           sendWindowMs: sendWindowMs(settings),
           attemptTimeoutMs: settings.timeoutMs,
           send: (beforeAttempt) =>
-            createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, beforeAttempt),
+            createCollection(this.#transport, this.#checks, this.#evidence, referenceId, body, settings, beforeAttempt, duplicates),
           check: async () => {
             const found = await this.#checks.find(referenceId, settings);
             return found instanceof NotFoundError ? undefined : found;
           },
           signal: settings.signal,
+          resend,
+          // Only a body the record can rebuild byte for byte is sealed (a narration the journal scrubs cannot be).
+          sealedPhoneNumber:
+            resend === undefined || (body.narration !== undefined && journal.scrubText(body.narration) !== body.narration)
+              ? undefined
+              : await this.#seal(referenceId, body.phoneNumber, settings),
         });
       },
       undefined,
       { referenceId },
     );
+  }
+
+  /**
+   * The number sealed for the record (see `sealPhoneNumber`), or `undefined` when the API key cannot be read now (a key
+   * function that fails or is slow): the record then follows the `'unknown'` rule, and the call goes on as it would
+   * (its own attempts read the key again, and fail as they always did if it still cannot be read).
+   */
+  async #seal(referenceId: string, phoneNumber: string, settings: CallSettings): Promise<string | undefined> {
+    try {
+      return await sealPhoneNumber(await this.#transport.apiKey(settings), referenceId, phoneNumber);
+    } catch {
+      this.#transport.logger.warn(`payment ${referenceId}: the API key could not be read to seal its number; it will not be resent`);
+      return undefined;
+    }
+  }
+
+  /** How this client resends an open record's create, when its service refuses duplicates; else `undefined`. */
+  #resender(settings: CallSettings): RecordResender | undefined {
+    if (this.#duplicates !== 'refused') return undefined;
+    return {
+      rule: {
+        deploymentMismatch: (record) => this.#deployment.mismatch(record),
+        duplicateMemoryMs: this.#duplicateMemoryMs,
+        apiKey: () => this.#transport.apiKey(settings),
+        logger: this.#transport.logger,
+      },
+      sendWindowMs: sendWindowMs(settings),
+      attemptTimeoutMs: settings.timeoutMs,
+      send: (body, beforeAttempt) =>
+        createCollection(this.#transport, this.#checks, this.#evidence, body.referenceId, body, settings, beforeAttempt, {
+          duplicateReferences: 'refused',
+          resending: true,
+        }),
+    };
+  }
+
+  /** True when `record`'s create can be resent by this client (see `rebuildCreate`). */
+  async #mayResend(journal: JournalBinding, record: PaymentRecord): Promise<boolean> {
+    const resender = this.#resender(this.#transport.settingsFor(undefined));
+    if (resender === undefined) return false;
+    const now = await journal.use('read the clock', record.referenceId, (store) => store.now());
+    return (await rebuildCreate(record, resender.rule, now)) !== undefined;
+  }
+
+  /**
+   * Resends an open record's create (see `resendRecord`) unless this client is sending it now: the record afterwards
+   * and whether this call sent it (`sent`; false when another writer moved it first), or `undefined` when it may not
+   * be resent. The answer is recorded; a failure other than the journal's leaves the record as the journal holds it.
+   */
+  async #resendOpen(
+    journal: JournalBinding,
+    record: PaymentRecord,
+    by: string,
+    settings: CallSettings,
+  ): Promise<{ record: PaymentRecord; sent: boolean } | undefined> {
+    const resender = this.#resender(settings);
+    if (resender === undefined || this.#journal?.inFlight.has(record.referenceId)) return undefined;
+    let sent = false;
+    try {
+      const resent = await resendRecord(journal, resender, record, by, () => {
+        sent = true;
+      });
+      return resent === undefined ? undefined : { record: resent.record ?? record, sent };
+    } catch (error) {
+      if (error instanceof JournalError || settings.signal?.aborted) throw error;
+      const now = await journal.use('read the payment', record.referenceId, (store) => store.get(record.referenceId));
+      return { record: now ?? record, sent };
+    }
   }
 
   /**
@@ -231,7 +366,11 @@ export class CollectionsClient {
    * the sale over); unreachable, or too young → left as it was (`decidableAt` says from when a verdict is possible:
    * after a restart, this process must first watch the record for the window plus the grace, 116 s with the
    * defaults, so call `recover()` again then, or run a settlement worker). Payments this client is sending right now
-   * are left to their `initiate`. Resolves with the records it looked at, in their new states, oldest first;
+   * are left to their `initiate`. With `duplicateReferences: 'refused'`, an `initiating` or `unknown` record the service
+   * does not show is resent at once instead (the same create, rebuilt from the record and its sealed number): 202 or
+   * a duplicate answer → `pending`, a definite refusal → `rejected`, unknown again → left open; a record that cannot be
+   * resent here (older than `duplicateMemoryMs`, sealed under another key, pushed to another base URL) follows the
+   * rule above. Resolves with the records it looked at, in their new states, oldest first;
    * `saleOutcome(record)` says what a till shows for each.
    *
    * @throws {@link ConfigurationError} for a client without a journal; also, after every payment was checked, when
@@ -252,6 +391,8 @@ export class CollectionsClient {
         journal,
         (referenceId, requestOptions) => this.#checks.find(referenceId, { ...this.#transport.settingsFor(requestOptions), operation }),
         options,
+        async (record, requestOptions) =>
+          (await this.#resendOpen(journal, record, 'recover', { ...this.#transport.settingsFor(requestOptions), operation }))?.record,
       ),
     );
   }
@@ -385,6 +526,19 @@ export class CollectionsClient {
       maxRetries: settings.maxRetries,
       logger: this.#transport.logger,
       statusWords: this.#statusWords,
+      // The worker resends through the journal it settles, and never a payment this client is sending right now.
+      resend:
+        this.#duplicates === 'refused'
+          ? (record, by, signal) =>
+              this.#resendOpen(
+                journal === this.#journal?.journal
+                  ? this.#journal
+                  : new JournalBinding(journal, this.#transport.logger, this.#statusWords, this.#deployment),
+                record,
+                by,
+                { ...settings, signal },
+              )
+          : undefined,
     };
     const hooks = this.#transport.instrumentation;
     if (hooks?.settlementWorker === undefined) return startSettlementWorker(context, options);

@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, UnprocessableEntityError } from '../core/errors.js';
+import { ApiError, NotFoundError } from '../core/errors.js';
 import { createOnce } from '../core/idempotent-create.js';
 import { attemptWindowMs } from '../core/retry.js';
 import type { CallSettings, Transport } from '../core/transport.js';
 import { parseResponse } from '../core/validation.js';
+import { isDuplicateEvidence, isDuplicateReference } from './duplicate-answer.js';
 import type { NotFoundEvidence } from './not-found-evidence.js';
 import { requestIdOf, withRequestId } from './request-id.js';
 import { InitiateCollectionResponseSchema, type InitiatedCollection } from './schemas.js';
@@ -17,10 +18,20 @@ import type { StatusChecks } from './status-checks.js';
 /** The create's path (and its route: it names no reference). */
 export const CREATE_PATH = '/v1/collections/mobile-money';
 
+/** How the service treats a second create for a `referenceId` it holds (the client's `duplicateReferences`). */
+export interface DuplicateRule {
+  /** `'refused'`: the service refuses it with 409 (or 422 naming `referenceId`) in its envelope, so a resend is safe. */
+  readonly duplicateReferences: 'refused' | 'unknown';
+  /** An earlier call (a record in the journal) may have created it: the first attempt is already a resend. */
+  readonly resending?: boolean;
+}
+
 /**
  * The create itself: sent and reconciled by `referenceId`. With a journal, `beforeAttempt` runs before each
  * attempt (the journal's write) and gives the time the attempt must neither leave nor last past; a duplicate
  * answer then always means the reference exists (the journal holds this payment), never "not created".
+ * With `duplicates.duplicateReferences` `'refused'`, an attempt whose outcome is unknown is followed by the same
+ * create, and a duplicate answer in the service's envelope resolves `pending` (see {@link duplicateMeansPending}).
  */
 export function createCollection(
   transport: Transport,
@@ -30,12 +41,19 @@ export function createCollection(
   body: object,
   settings: CallSettings,
   beforeAttempt?: () => Promise<number>,
+  duplicates: DuplicateRule = { duplicateReferences: 'unknown' },
 ): Promise<InitiatedCollection> {
   const attempt = { ...settings, maxRetries: 0 };
+  const refused = duplicates.duplicateReferences === 'refused';
   return createOnce<InitiatedCollection>(transport, settings, {
     referenceId,
     lookupBeforeResend: true,
     duplicateMeansExists: beforeAttempt !== undefined,
+    absentSeen: 'not-found',
+    resending: duplicates.resending === true,
+    ...(refused
+      ? { refusesDuplicates: { existing: (error) => duplicateMeansPending(referenceId, error), refusal: isDefiniteRefusal } }
+      : {}),
     send: async (attemptNumber) => {
       const deadline = await beforeAttempt?.();
       const limited = deadline === undefined ? attempt : { ...attempt, deadline: Math.min(deadline, attempt.deadline ?? deadline) };
@@ -86,13 +104,20 @@ export function withTextId(data: Record<string, unknown> & { referenceId: string
 }
 
 /**
- * The service's answer to a reference used before. Not documented: read as 409, or a 422 whose
- * `errors[]` flags `referenceId` with a uniqueness rule.
+ * For a service that refuses duplicate references, after an attempt whose outcome is unknown: a duplicate answer
+ * in the service's own envelope means the collection exists (`pending`). Without the envelope (a proxy's page, an
+ * empty body) it proves nothing: `undefined`.
  */
-export function isDuplicateReference(error: unknown): boolean {
-  if (error instanceof ConflictError) return true;
-  return (
-    error instanceof UnprocessableEntityError &&
-    error.errors.some((item) => /referenceId$/i.test(item.field) && /unique|exist|duplicate/i.test(item.rule))
-  );
+export function duplicateMeansPending(referenceId: string, error: unknown): InitiatedCollection | undefined {
+  if (!isDuplicateEvidence(error)) return undefined;
+  return withRequestId({ referenceId, status: 'pending' }, (error as ApiError).requestId);
+}
+
+/**
+ * A refusal of the very create an earlier attempt sent, in the service's envelope: 400, 401, 403, or a 422 that is
+ * not about the duplicate. The body is byte-identical, so the earlier attempt was refused alike.
+ */
+export function isDefiniteRefusal(error: unknown): boolean {
+  if (!(error instanceof ApiError) || !error.serviceEnvelope || isDuplicateReference(error)) return false;
+  return error.status === 400 || error.status === 401 || error.status === 403 || error.status === 422;
 }

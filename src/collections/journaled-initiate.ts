@@ -24,10 +24,17 @@ import { monotonicNow } from '../core/monotonic.js';
 import { maskPhoneNumber } from '../core/redact.js';
 import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
-import { DEFAULT_NOT_FOUND_GRACE_MS, type NewPaymentRecord, type PaymentDeployment, type PaymentRecord } from '../journal/journal.js';
+import {
+  DEFAULT_NOT_FOUND_GRACE_MS,
+  type NewPaymentRecord,
+  type PaymentDeployment,
+  type PaymentRecord,
+  sendWindowOf,
+} from '../journal/journal.js';
 import type { PaymentObservation } from '../journal/state-machine.js';
 import { type JournalBinding, paymentError } from './journal-binding.js';
 import { requestIdOf, withRequestId } from './request-id.js';
+import { type RebuiltCreate, type ResendRule, rebuildCreate } from './resend.js';
 import type { CollectionStatus, InitiatedCollection } from './schemas.js';
 
 /** The reconcile inside `initiate` waits the default grace beyond the last sender's window before sending again. */
@@ -58,6 +65,68 @@ export interface JournaledSend<Result extends InitiatedCollection> {
   /** The client's per-attempt time limit: an attempt's deadline is this long after its journal write. */
   readonly attemptTimeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  /** The customer's number as sent, sealed for a resend (`duplicateReferences: 'refused'`); absent otherwise. */
+  readonly sealedPhoneNumber?: string | undefined;
+  /** Set when the service refuses duplicate references: an open record is resent rather than waited out. */
+  readonly resend?: RecordResender | undefined;
+}
+
+/** What resending a record's create needs from the client (`duplicateReferences: 'refused'`). */
+export interface RecordResender {
+  /** When a record may be resent here, and how its create is rebuilt. */
+  readonly rule: ResendRule;
+  /** See {@link JournaledSend.sendWindowMs}. */
+  readonly sendWindowMs: number;
+  /** See {@link JournaledSend.attemptTimeoutMs}. */
+  readonly attemptTimeoutMs: number;
+  /** The rebuilt create, sent as a resend (its first attempt already follows one whose outcome is unknown). */
+  readonly send: (body: RebuiltCreate, beforeAttempt: () => Promise<number>) => Promise<InitiatedCollection>;
+}
+
+/** What {@link resendRecord} did, when it sent. */
+export interface Resent {
+  /** The service's answer read as `initiate` resolves (absent when this writer lost the race to another). */
+  readonly result?: InitiatedCollection;
+  /** The record afterwards. */
+  readonly record: PaymentRecord | undefined;
+}
+
+/**
+ * Sends an open record's create again, for a service that refuses duplicate references: takes the record over (a
+ * compare-and-set on the version read, `initiating` with this client's window), sends the create rebuilt from the
+ * record (see `rebuildCreate`), and records the answer: 202 or a duplicate answer → `pending`; a definite refusal →
+ * `rejected`; unknown again → `unknown`. `undefined` when the record may not be resent here (it is then judged by the
+ * `'unknown'` rule). Rejects as `initiate` does when the answer is not `pending` (the record written first).
+ * `onTaken` is called once this writer has taken the record over (whatever the answer then).
+ */
+export async function resendRecord(
+  binding: JournalBinding,
+  resender: RecordResender,
+  record: PaymentRecord,
+  by: string,
+  onTaken?: () => void,
+): Promise<Resent | undefined> {
+  const { referenceId } = record;
+  const now = await binding.use('read the clock', referenceId, (journal) => journal.now());
+  const body = await rebuildCreate(record, resender.rule, now);
+  if (body === undefined) return undefined;
+  // Earlier writers' pushes may still be on their way (a resend does not wait for their window to pass): the window
+  // this write states must still cover theirs, so the `'unknown'` rule stays true for every reader after it.
+  const sendWindowMs = Math.max(resender.sendWindowMs, sendWindowOf(record));
+  const issuedAt = monotonicNow();
+  const taken = await binding.observe(referenceId, { kind: 'sending', sendWindowMs }, by, record);
+  // Another writer moved it first: the caller decides again from what it did.
+  if (!taken.applied || taken.record === undefined) return { record: taken.record };
+  onTaken?.();
+  binding.logger.info(`resending the create of referenceId ${referenceId}: the service refuses duplicates, so its answer decides`);
+  const result = await sendAndRecord(
+    binding,
+    { ...resender, sendWindowMs, send: (beforeAttempt) => resender.send(body, beforeAttempt) },
+    taken.record,
+    issuedAt,
+    by,
+  );
+  return { result, record: await binding.use('read the payment', referenceId, (journal) => journal.get(referenceId)) };
 }
 
 /** Runs `initiate` for a client with a journal. */
@@ -99,6 +168,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
     fingerprint: await paymentFingerprint(payment),
     sendWindowMs: call.sendWindowMs,
     ...(deployment === undefined ? {} : { deployment }),
+    ...(call.sealedPhoneNumber === undefined ? {} : { sealedPhoneNumber: call.sealedPhoneNumber }),
   };
   // Read before the write is issued: the attempt's deadline counts from here, never from the acknowledgement, so a
   // pause between the write landing and this process hearing of it (GC, a suspended VM, a slow journal) can only
@@ -109,7 +179,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
   );
   if (inserted !== undefined) {
     binding.wrote(inserted);
-    return sendAndRecord(binding, call, inserted, writeIssuedAt);
+    return sendAndRecord(binding, call, inserted, writeIssuedAt, BY);
   }
   const existing = await binding.use('read the payment (nothing was sent)', payment.referenceId, (journal) =>
     journal.get(payment.referenceId),
@@ -183,6 +253,13 @@ async function reconcile<Result extends InitiatedCollection>(
     await binding.observeAfterSending(referenceId, binding.statusObservation(found), BY);
     return withRequestId({ referenceId, status: found.statusText }, requestIdOf(found));
   }
+  // A service that refuses duplicates answers the same create at once: no wait for the window to pass.
+  const resent = call.resend === undefined ? undefined : await resendRecord(binding, call.resend, existing, BY);
+  if (resent?.result !== undefined) return resent.result;
+  if (resent !== undefined) {
+    if (resent.record === undefined) throw new UnknownOutcomeError(referenceId, undefined);
+    return reconcile(binding, call, resent.record);
+  }
   // Not at the service. Once the journal's clock proves no earlier attempt can still arrive, this call takes the
   // record over (a compare-and-set on the version it judged) and sends it; until then, sending could push twice.
   // The takeover's write happens inside the verdict: its attempt's deadline counts from before it (see initiateOnce).
@@ -197,10 +274,12 @@ async function reconcile<Result extends InitiatedCollection>(
     BY,
     { kind: 'sending', sendWindowMs: call.sendWindowMs },
   );
-  if (verdict.applied && verdict.record?.state === 'initiating') return sendAndRecord(binding, call, verdict.record, takeoverIssuedAt);
+  if (verdict.applied && verdict.record?.state === 'initiating') {
+    return sendAndRecord(binding, call, verdict.record, takeoverIssuedAt, BY);
+  }
   const record = verdict.record ?? existing;
   if (!verdict.decidable || record.state === 'initiating' || record.state === 'unknown') {
-    throw new UnknownOutcomeError(referenceId, undefined, verdict.decidableAt ?? record.decidableAt);
+    throw new UnknownOutcomeError(referenceId, undefined, verdict.decidableAt ?? record.decidableAt, 'not-found');
   }
   return reconcile(binding, call, record);
 }
@@ -215,7 +294,7 @@ async function checkOrUnknown(
     return await call.check();
   } catch (error) {
     if (call.signal?.aborted) throw error;
-    throw new UnknownOutcomeError(judged.referenceId, error, await latestDecidableAt(binding, [judged]));
+    throw new UnknownOutcomeError(judged.referenceId, error, await latestDecidableAt(binding, [judged]), 'unreachable');
   }
 }
 
@@ -235,14 +314,15 @@ async function latestDecidableAt(binding: JournalBinding, records: readonly (Pay
   return latest;
 }
 
-/** Sends (the record is `initiating`, written by this call) and records the outcome. */
+/** Sends (the record is `initiating`, written by this call) and records the outcome, as `by`. */
 async function sendAndRecord<Result extends InitiatedCollection>(
   binding: JournalBinding,
-  call: JournaledSend<Result>,
+  call: Pick<JournaledSend<Result>, 'send' | 'sendWindowMs' | 'attemptTimeoutMs'>,
   written: PaymentRecord,
   writeIssuedAt: number,
+  by: string,
 ): Promise<Result | InitiatedCollection> {
-  const { referenceId } = call.payment;
+  const { referenceId } = written;
   /** The version this call wrote last: its conclusions apply to it only. */
   let own = written;
   let fresh = true;
@@ -255,7 +335,7 @@ async function sendAndRecord<Result extends InitiatedCollection>(
       // A resend: write first (compare-and-set on this call's last write), so an attempt is never in flight
       // while the record looks untouched; stop if anyone wrote meanwhile.
       issuedAt = monotonicNow();
-      const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs }, BY, own);
+      const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs }, by, own);
       if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);
       own = touched.record;
     }
@@ -279,13 +359,14 @@ async function sendAndRecord<Result extends InitiatedCollection>(
         await latestDecidableAt(binding, [record, own]),
       );
     }
-    const recorded = await binding.observeAfterSending(referenceId, failure(error, attempts), BY, own);
+    const recorded = await binding.observeAfterSending(referenceId, failure(error, attempts), by, own);
     // A journal failure after an attempt that may have created the collection: the honest answer is "unknown".
     // Unknown: the till learns from when a verdict is possible, from the records this call last wrote or read (the
     // record written now, or, when that write failed, this call's last write: an attempt left under it).
     if ((error instanceof JournalError && attempts > 1) || (error instanceof UnknownOutcomeError && error.decidableAt === undefined)) {
       const cause = error instanceof UnknownOutcomeError ? error.cause : error;
-      throw new UnknownOutcomeError(referenceId, cause, await latestDecidableAt(binding, [recorded?.record, own]));
+      const seen = error instanceof UnknownOutcomeError ? error.seen : undefined;
+      throw new UnknownOutcomeError(referenceId, cause, await latestDecidableAt(binding, [recorded?.record, own]), seen);
     }
     throw error;
   }
@@ -293,7 +374,7 @@ async function sendAndRecord<Result extends InitiatedCollection>(
   await binding.observeAfterSending(
     referenceId,
     binding.statusObservation({ referenceId, statusText: result.status }, requestIdOf(result)),
-    BY,
+    by,
   );
   return result;
 }

@@ -46,6 +46,12 @@ export interface RecoverOptions extends RequestOptions {
  */
 export type RecoverCheck = (referenceId: string, options: RequestOptions) => Promise<CollectionStatus | NotFoundError>;
 
+/**
+ * For a service that refuses duplicate references: sends an open record's create again and resolves with the record
+ * afterwards, or `undefined` when it may not be resent (then the `'unknown'` rule judges it).
+ */
+export type RecoverResend = (record: PaymentRecord, options: RequestOptions) => Promise<PaymentRecord | undefined>;
+
 /** Errors that no other record would escape: stop and reject rather than leave every record "unreachable". */
 function isFatal(error: unknown): boolean {
   return error instanceof AuthenticationError || error instanceof PermissionDeniedError || error instanceof ConfigurationError;
@@ -56,6 +62,7 @@ export async function recoverPayments(
   binding: JournalBinding,
   check: RecoverCheck,
   options: RecoverOptions = {},
+  resend?: RecoverResend,
 ): Promise<PaymentRecord[]> {
   const { notFoundGraceMs = NOT_FOUND_GRACE_MS, concurrency = 8, ...requestOptions } = options;
   const issues = [];
@@ -132,6 +139,9 @@ export async function recoverPayments(
       binding.logger.warn(`recover: the service no longer finds referenceId ${record.referenceId}, which it accepted; left pending`);
       return record;
     }
+    // A service that refuses duplicates answers the same create at once: no wait for the window to pass.
+    const resent = await resend?.(record, requestOptions);
+    if (resent !== undefined) return resent;
     // `not-sent` only when the journal's clock proves no attempt can still arrive (see settleNotFound).
     const verdict = await binding.settleNotFound(
       record.referenceId,

@@ -157,6 +157,14 @@ export interface SettlementWorkerContext {
   readonly logger: LevelLogger;
   /** The client's status words: what each answered word means. */
   readonly statusWords: StatusWords;
+  /**
+   * For a service that refuses duplicate references: sends an open record's create again (after its status check
+   * answered the service's own 404), writing as `by`, ended by `signal` (the worker's stop), and resolves with the record afterwards and whether this call
+   * sent it (`sent`), or `undefined` when it may not be resent (then the 404 is judged as before). @defaultValue none
+   */
+  readonly resend?:
+    | ((record: PaymentRecord, by: string, signal: AbortSignal) => Promise<{ record: PaymentRecord; sent: boolean } | undefined>)
+    | undefined;
 }
 
 /** The options after checking, every default applied. */

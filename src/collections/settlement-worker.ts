@@ -648,7 +648,9 @@ class Worker implements SettlementWorker {
       try {
         await this.#context.judgeNotFound(error);
         this.#answeredLikeTheService();
-        if ((entry.state === 'initiating' || entry.state === 'unknown') && (await this.#notFound(entry))) return;
+        if ((entry.state === 'initiating' || entry.state === 'unknown') && ((await this.#resent(entry)) || (await this.#notFound(entry)))) {
+          return;
+        }
       } catch (problem) {
         if (problem instanceof WrongBaseUrlError) this.#misdirected(problem, entry.referenceId);
         else if (!isRetryable(problem)) throw problem;
@@ -664,6 +666,48 @@ class Worker implements SettlementWorker {
     // 400/401/403/422 or an unreadable answer: nothing this payment can fix; keep it open, slowly.
     logger.error(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
     this.#schedule(entry, this.#plan.maxIntervalMs);
+  }
+
+  /**
+   * After a 404, for a service that refuses duplicate references: sends the payment's create again (see
+   * `SettlementWorkerContext.resend`) and follows the record it leaves. True when a resend was made (the payment is
+   * then settled, or checked again on its schedule).
+   */
+  async #resent(entry: Held): Promise<boolean> {
+    const { journal, resend } = this.#context;
+    if (resend === undefined) return false;
+    const record = await journal.get(entry.referenceId);
+    if (record === undefined || (record.state !== 'initiating' && record.state !== 'unknown')) return false;
+    let resent: Awaited<ReturnType<typeof resend>>;
+    try {
+      resent = await resend(record, this.#by, this.#abort.signal);
+    } catch (error) {
+      // Stopped mid-resend: the record says unknown (written by the resend), and the next worker takes it up.
+      if (this.#stopped) return true;
+      throw error;
+    }
+    if (resent === undefined) return false;
+    const moved = resent.record;
+    if (isOpenPaymentState(moved.state)) {
+      entry.state = moved.state;
+      entry.statusText = moved.statusText;
+      entry.fresh = false;
+      this.#next(entry, this.#pauseOf(entry));
+      return true;
+    }
+    // Delivered only when this worker's own resend settled it: another writer that did delivers it itself.
+    if (resent.sent && this.#onSettled !== undefined) {
+      try {
+        await this.#onSettled(moved);
+      } catch (error) {
+        this.#context.logger.error(
+          `settlement worker: onSettled threw for ${entry.referenceId} (${moved.state}, recorded)`,
+          reasonOf(error),
+        );
+      }
+    }
+    this.#forget(entry);
+    return true;
   }
 
   /**

@@ -8,6 +8,7 @@ import { JournalError, NotFoundError, RequestValidationError, UnknownOutcomeErro
 import type { CallSettings, Transport } from '../core/transport.js';
 import { UUID_PATTERN } from '../core/uuid.js';
 import { parseResponse } from '../core/validation.js';
+import type { PaymentRecord } from '../journal/journal.js';
 import type { JournalBinding } from './journal-binding.js';
 import { NOT_FOUND_GRACE_MS } from './journaled-initiate.js';
 import { type NotFoundEvidence, notProof, provenNotSent } from './not-found-evidence.js';
@@ -24,12 +25,24 @@ export class StatusChecks {
   readonly #statusWords: StatusWords;
   readonly #journal: JournalBinding | undefined;
   readonly #evidence: NotFoundEvidence;
+  readonly #mayResend: ((record: PaymentRecord) => Promise<boolean>) | undefined;
 
-  constructor(transport: Transport, statusWords: StatusWords, journal: JournalBinding | undefined, evidence: NotFoundEvidence) {
+  /**
+   * @param mayResend - True when an open record can still be answered by a resend of its create (a service that
+   *   refuses duplicate references): a 404 then never closes it as `not-sent`. Default: never.
+   */
+  constructor(
+    transport: Transport,
+    statusWords: StatusWords,
+    journal: JournalBinding | undefined,
+    evidence: NotFoundEvidence,
+    mayResend?: (record: PaymentRecord) => Promise<boolean>,
+  ) {
     this.#transport = transport;
     this.#statusWords = statusWords;
     this.#journal = journal;
     this.#evidence = evidence;
+    this.#mayResend = mayResend;
   }
 
   /**
@@ -77,6 +90,7 @@ export class StatusChecks {
    * - Not the service's own 404 (see `NotFoundEvidence`): `ConfigurationError`, nothing recorded.
    * - No journal, no record, or a record the service accepted (`pending`) or closed: `NotFoundError` saying it is no
    *   proof the push was never sent.
+   * - `initiating` / `unknown` that a resend can still answer (`mayResend`): `UnknownOutcomeError`, nothing recorded.
    * - `initiating` / `unknown`, not yet provable by both clocks: `UnknownOutcomeError` with `decidableAt`.
    * - `initiating` / `unknown`, provable, and the recheck answers 404 too: recorded `not-sent`, `NotFoundError` saying so
    *   (also for a record already `not-sent`).
@@ -86,6 +100,13 @@ export class StatusChecks {
     const journal = this.#journal;
     if (journal === undefined) throw notProof(error);
     await journal.guard(reference);
+    if (this.#mayResend !== undefined) {
+      // A resend can still answer (recover(), the worker, initiate of the payment make it): a 404 closes nothing.
+      const record = await journal.use('read the payment', reference, (store) => store.get(reference));
+      if (record !== undefined && (record.state === 'initiating' || record.state === 'unknown') && (await this.#mayResend(record))) {
+        throw new UnknownOutcomeError(reference, error, undefined, 'not-found');
+      }
+    }
     let found: CollectionStatus | undefined;
     let verdict: Awaited<ReturnType<JournalBinding['settleNotFound']>>;
     try {
@@ -110,7 +131,7 @@ export class StatusChecks {
     const record = verdict.record;
     if (record?.state === 'not-sent') throw provenNotSent(error);
     if (record !== undefined && (record.state === 'initiating' || record.state === 'unknown')) {
-      throw new UnknownOutcomeError(reference, error, verdict.decidableAt ?? record.decidableAt);
+      throw new UnknownOutcomeError(reference, error, verdict.decidableAt ?? record.decidableAt, 'not-found');
     }
     throw notProof(error);
   }

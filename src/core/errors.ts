@@ -269,18 +269,48 @@ export class UnknownOutcomeError extends TapCollectionsError {
    * not at the service yet but an attempt may still reach it. A till shows "checking, up to …" until then.
    */
   readonly decidableAt: string | undefined;
+  /**
+   * What the SDK's own check of the reference saw, when it made one (see {@link UnknownOutcomeSeen}); the message
+   * says it and nothing more. `undefined` when no check was made.
+   */
+  readonly seen: UnknownOutcomeSeen | undefined;
 
-  constructor(referenceId: string, cause: unknown, decidableAt?: string) {
+  /** @param seen - What the check by reference saw, if one was made: the message states it and claims nothing else. */
+  constructor(referenceId: string, cause: unknown, decidableAt?: string, seen?: UnknownOutcomeSeen) {
+    const said = [
+      seen === undefined ? undefined : UNKNOWN_OUTCOME_SEEN[seen],
+      decidableAt === undefined ? undefined : `a verdict is possible from ${decidableAt}`,
+    ]
+      .filter((part) => part !== undefined)
+      .join('; ');
     super(
       `The outcome of the request with referenceId ${referenceId} is unknown: do not resend with a new reference; reconcile later by this referenceId${
-        decidableAt === undefined ? '' : ` (the service does not hold it yet; a verdict is possible from ${decidableAt})`
+        said === '' ? '' : ` (${said})`
       }`,
       { cause },
     );
     this.referenceId = referenceId;
     this.decidableAt = decidableAt;
+    this.seen = seen;
   }
 }
+
+/**
+ * What a create's check by reference saw before it ended with {@link UnknownOutcomeError}:
+ * - `'unreachable'`: no status check got through (the service did not answer it);
+ * - `'not-found'`: the status check answered 404, which proves nothing yet (the push may still arrive, the read may lag);
+ * - `'nothing-yet'`: the lookup found nothing yet (the same caveat).
+ *
+ * @group Errors
+ */
+export type UnknownOutcomeSeen = 'unreachable' | 'not-found' | 'nothing-yet';
+
+/** How a message or log line says what was seen (see {@link UnknownOutcomeSeen}). @internal */
+export const UNKNOWN_OUTCOME_SEEN: Readonly<Record<UnknownOutcomeSeen, string>> = {
+  unreachable: 'no status check got through',
+  'not-found': 'the status check answered 404, which proves nothing yet',
+  'nothing-yet': 'the lookup found nothing yet, which proves nothing',
+};
 
 /**
  * `pollUntilSettled` reached its `maxWaitMs` before the collection settled. The payment may still

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ResponseValidationError, UnknownOutcomeError } from './errors.js';
+import { ResponseValidationError, UNKNOWN_OUTCOME_SEEN, UnknownOutcomeError, type UnknownOutcomeSeen } from './errors.js';
 import { isUnknownOutcome } from './retry.js';
 import type { CallSettings, Transport } from './transport.js';
 
@@ -45,6 +45,21 @@ export interface IdempotentCreate<Result> {
    * never with the duplicate error. Default: only after an unknown outcome.
    */
   readonly duplicateMeansExists?: boolean;
+  /**
+   * Set when the service is known to refuse a second create with a reference it holds (Collections
+   * `duplicateReferences: 'refused'`): after an unknown outcome the same create is sent again at once (no lookup
+   * first), and its answer decides. `existing(error)` reads a duplicate answer that proves the operation exists (the
+   * service's own envelope) into the result; `refusal(error)` is true for a definite refusal that proves it does not
+   * (the body is the same, so the first attempt was refused alike). Default: unset (look up before any resend).
+   */
+  readonly refusesDuplicates?: {
+    readonly existing: (error: unknown) => Result | undefined;
+    readonly refusal: (error: unknown) => boolean;
+  };
+  /** An earlier call's attempt may have created the operation: the first attempt is already a resend. Default: false. */
+  readonly resending?: boolean;
+  /** How a lookup that does not see the operation is said in `UnknownOutcomeError`. Default: `'nothing-yet'`. */
+  readonly absentSeen?: UnknownOutcomeSeen;
 }
 
 /**
@@ -62,40 +77,57 @@ export interface IdempotentCreate<Result> {
  */
 export async function createOnce<Result>(transport: Transport, settings: CallSettings, create: IdempotentCreate<Result>): Promise<Result> {
   // Set once any attempt's outcome was unknown, and never cleared by a lookup that did not see the operation.
-  let mayHaveCreated = false;
+  let mayHaveCreated = create.resending === true;
   let lookUpFirst = false;
+  const refuses = create.refusesDuplicates;
+  const absent = create.absentSeen ?? 'nothing-yet';
+  // The log says what the next attempt does: a lookup is no resend.
+  const nextStep = () => (lookUpFirst ? `outcome unknown: checking referenceId ${create.referenceId} (not sending it again)` : undefined);
   let lastAttempt = 0;
   /** The failure that left the outcome unknown: the cause of the `UnknownOutcomeError` a lookup ends with. */
   let lastError: unknown;
   try {
-    return await transport.withRetries(settings, async (attemptNumber) => {
-      lastAttempt = attemptNumber;
-      if (lookUpFirst) {
-        const seen = await create.lookup(attemptNumber);
-        if (seen.kind === 'found') return seen.result;
-        // Not seen is no proof that the earlier attempt created nothing: a resend could be a second operation.
-        if (seen.kind === 'absent') throw unknown(transport, create.referenceId, lastError);
-        mayHaveCreated = false;
-        lookUpFirst = false;
-      }
-      try {
-        return await create.send(attemptNumber);
-      } catch (error) {
-        // A 2xx whose body is unreadable still created the operation: read it back rather than report a failure.
-        if (isUnknownOutcome(error) || error instanceof ResponseValidationError) {
-          mayHaveCreated = true;
-          lastError = error;
-          lookUpFirst = create.lookupBeforeResend;
-        } else if ((mayHaveCreated || create.duplicateMeansExists === true) && create.isDuplicate(error)) {
+    return await transport.withRetries(
+      settings,
+      async (attemptNumber) => {
+        lastAttempt = attemptNumber;
+        if (lookUpFirst) {
           const seen = await create.lookup(attemptNumber);
           if (seen.kind === 'found') return seen.result;
-          if (seen.kind === 'excluded') mayHaveCreated = false;
-          // The reference exists but the lookup cannot see it: it may well be this call's own operation.
-          else throw new UnknownOutcomeError(create.referenceId, error);
+          // Not seen is no proof that the earlier attempt created nothing: a resend could be a second operation.
+          if (seen.kind === 'absent') throw unknown(transport, create.referenceId, lastError, absent);
+          mayHaveCreated = false;
+          lookUpFirst = false;
         }
-        throw error;
-      }
-    });
+        try {
+          return await create.send(attemptNumber);
+        } catch (error) {
+          // A 2xx whose body is unreadable still created the operation: read it back rather than report a failure.
+          if (isUnknownOutcome(error) || error instanceof ResponseValidationError) {
+            mayHaveCreated = true;
+            lastError = error;
+            lookUpFirst = create.lookupBeforeResend && refuses === undefined;
+          } else {
+            // The operation may exist: an earlier attempt's outcome is unknown, or the caller knows the reference is its own.
+            const mayExist = mayHaveCreated || create.duplicateMeansExists === true;
+            // Where the service refuses duplicates, its answer to the same create decides: no lookup needed.
+            const existing = mayExist ? refuses?.existing(error) : undefined;
+            if (existing !== undefined) return existing;
+            if (mayHaveCreated && refuses?.refusal(error) === true) mayHaveCreated = false;
+            else if (mayExist && create.isDuplicate(error)) {
+              const seen = await create.lookup(attemptNumber);
+              if (seen.kind === 'found') return seen.result;
+              if (seen.kind === 'excluded') mayHaveCreated = false;
+              // The reference exists but the lookup cannot see it: it may well be this call's own operation.
+              else throw new UnknownOutcomeError(create.referenceId, error, undefined, absent);
+            }
+          }
+          throw error;
+        }
+      },
+      undefined,
+      nextStep,
+    );
   } catch (error) {
     if (!mayHaveCreated || error instanceof UnknownOutcomeError || settings.signal?.aborted) throw error;
     let seen: LookupResult<Result>;
@@ -104,17 +136,18 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
     } catch (lookupError) {
       // An abort during the final lookup ends the call like any abort: with the signal's reason.
       if (settings.signal?.aborted && lookupError === settings.signal.reason) throw lookupError;
-      throw unknown(transport, create.referenceId, error);
+      throw unknown(transport, create.referenceId, error, 'unreachable');
     }
     if (seen.kind === 'found') return seen.result;
     if (seen.kind === 'excluded') throw error;
-    throw unknown(transport, create.referenceId, error);
+    throw unknown(transport, create.referenceId, error, absent);
   }
 }
 
-function unknown(transport: Transport, referenceId: string, cause: unknown): UnknownOutcomeError {
+function unknown(transport: Transport, referenceId: string, cause: unknown, seen: UnknownOutcomeSeen): UnknownOutcomeError {
+  const error = new UnknownOutcomeError(referenceId, cause, undefined, seen);
   transport.logger.error(
-    `outcome unknown for referenceId ${referenceId}: reconcile later by this referenceId, do not resend with a new one`,
+    `outcome unknown for referenceId ${referenceId}: reconcile later by this referenceId, do not resend with a new one (${UNKNOWN_OUTCOME_SEEN[seen]})`,
   );
-  return new UnknownOutcomeError(referenceId, cause);
+  return error;
 }

@@ -65,6 +65,12 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   return Math.max(0, date - now);
 }
 
+/**
+ * What the next attempt after `error` will do, as a log line says it (`'retrying'` when `undefined`: the request is
+ * sent again).
+ */
+export type NextStep = (error: unknown) => string | undefined;
+
 /** What to do after a failed attempt. */
 export type RetryDecision = { retry: false } | { retry: true; delayMs: number };
 
@@ -85,7 +91,9 @@ export function decideRetry(error: unknown, retryNumber: number, maxRetries: num
 /**
  * The retry loop from a first attempt's failure on: pauses by {@link decideRetry} (logged at `warn`), then runs
  * `attempt` again, until it succeeds, fails for good, `mayRetry` refuses, or `settings.maxRetries` retries are spent.
- * Aborts promptly with the signal's reason.
+ * Aborts promptly with the signal's reason. `nextStep` says what the next attempt will do when that is not a resend
+ * (a create whose outcome is unknown checks by reference instead), so the log never says "retrying" for a request
+ * that is not sent again.
  */
 export async function retryAfterFirst<T>(
   settings: { readonly signal: AbortSignal | undefined; readonly maxRetries: number },
@@ -94,6 +102,7 @@ export async function retryAfterFirst<T>(
   mayRetry: (error: unknown) => boolean,
   maxRetryAfterMs: number,
   logger: Pick<LevelLogger, 'warn'>,
+  nextStep?: NextStep,
 ): Promise<T> {
   let error = firstError;
   for (let attemptNumber = 1; ; attemptNumber++) {
@@ -101,7 +110,12 @@ export async function retryAfterFirst<T>(
     if (!mayRetry(error)) throw error;
     const decision = decideRetry(error, attemptNumber, settings.maxRetries, maxRetryAfterMs);
     if (!decision.retry) throw error;
-    logger.warn(`retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`, {
+    const step = nextStep?.(error);
+    const line =
+      step === undefined
+        ? `retrying in ${decision.delayMs} ms (retry ${attemptNumber} of ${settings.maxRetries})`
+        : `${step} in ${decision.delayMs} ms`;
+    logger.warn(line, {
       reason: error instanceof Error ? error.message : String(error),
     });
     await sleep(decision.delayMs, settings.signal);

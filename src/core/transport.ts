@@ -26,7 +26,7 @@ import { monotonicNow } from './monotonic.js';
 import { networkFailure } from './network-failure.js';
 import { SecretRedactor } from './redact.js';
 import { redirectTarget } from './redirect.js';
-import { retryAfterFirst } from './retry.js';
+import { type NextStep, retryAfterFirst } from './retry.js';
 import type { CallSettings, HttpResult, RequestSpec, ServiceProfile, SharedBudgets } from './transport-types.js';
 import { SDK_VERSION } from './version.js';
 
@@ -87,7 +87,10 @@ export class Transport {
     this.#keyListener = listener;
   }
 
-  /** The key the next request would send: the fixed key, or the key function's answer (checked, bounded by `settings`). */
+  /**
+   * The key the next request would send: the fixed key, or the key function's answer (checked, bounded by `settings`).
+   * For identities and derived keys (the account, a record's sealed number); never for logging or storing.
+   */
   apiKey(settings: CallSettings): Promise<string> {
     return this.#resolveApiKey(settings);
   }
@@ -156,12 +159,13 @@ export class Transport {
     settings: CallSettings,
     attempt: (attemptNumber: number) => Promise<T>,
     mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
+    nextStep?: NextStep,
   ): Promise<T> {
     settings.signal?.throwIfAborted();
     try {
       return await attempt(1);
     } catch (error) {
-      return this.retryAfterFirst(settings, error, attempt, mayRetry);
+      return this.retryAfterFirst(settings, error, attempt, mayRetry, nextStep);
     }
   }
 
@@ -175,8 +179,9 @@ export class Transport {
     firstError: unknown,
     attempt: (attemptNumber: number) => Promise<T>,
     mayRetry: (error: unknown) => boolean = mayAlwaysRetry,
+    nextStep?: NextStep,
   ): Promise<T> {
-    return retryAfterFirst(settings, firstError, attempt, mayRetry, this.#config.maxRetryAfterMs, this.logger);
+    return retryAfterFirst(settings, firstError, attempt, mayRetry, this.#config.maxRetryAfterMs, this.logger, nextStep);
   }
 
   /**

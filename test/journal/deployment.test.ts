@@ -1,5 +1,5 @@
 /**
- * Evidence only from the deployment the push went to (docs/journal.md, "A record remembers its deployment"): a record
+ * Evidence only from the deployment the push went to (docs/guide/journal.md, "A record remembers its deployment"): a record
  * written by a production client is never asked about, nor moved, by a client configured for another deployment (the
  * sandbox's base URL and key from a copied .env), whose 404s are the envelope of a real Collections service and whose
  * `/health` answers 200. Key rotation is recognized (one key function) or declared (`formerAccounts`, `account`).

@@ -92,6 +92,12 @@ export class SimJournal {
   readonly lastWrite = new Map<string, { version: number; at: number; proc: Proc; state: string }>();
   /** The shortest grace a reader of this world gives a 404 (the verdict bound, see `#judgeVerdict`). */
   minGraceMs = 10_000;
+  /**
+   * The world's clients say the service refuses duplicate references: an open record is resent (taken over) at once
+   * by design, so the takeover bound of the `'unknown'` rule does not apply; the service's refusal and the ledger's
+   * one-collection-per-sale check carry the safety instead.
+   */
+  resendsAtOnce = false;
   /** Violations of the verdict bound (the runner adds them to the ledger's). */
   readonly violations: string[] = [];
   /** The last status answer `proc` had for a reference (service.ts), and whether its baseUrl is wrong (sim.ts). */
@@ -164,6 +170,7 @@ export class SimJournal {
     } else if (change.state === 'initiating' && last.proc === proc && this.callsWriting.get(`${proc.id}:${before.referenceId}`) === true) {
       // A resend within the call that wrote the record: not a takeover.
     } else if (
+      !this.resendsAtOnce &&
       change.state === 'initiating' &&
       (last.proc !== proc || this.#sim.now - (this.sendingAcks.get(`${proc.id}:${before.referenceId}`) ?? last.at) >= window)
     ) {

@@ -65,6 +65,8 @@ export interface World {
   readonly budgeted: Set<Proc>;
   /** References a till of the previous release inserted (without a window), in lower case. */
   readonly windowless: Set<string>;
+  /** Every client says the service refuses duplicate references (only in worlds whose service does). */
+  readonly duplicatesRefused?: boolean;
 }
 
 /** A world's shared budget: the key's limit, and the leases its processes draw from (`undefined`: the default). */
@@ -130,6 +132,7 @@ export function clientFor(world: World, proc: Proc, settings: ClientSettings, se
     journal: setup.previousRelease ? previousReleaseJournal(journal, world.windowless) : journal,
     timeoutMs: settings.timeoutMs,
     maxRetries: settings.maxRetries,
+    ...(world.duplicatesRefused === true ? { duplicateReferences: 'refused' as const } : {}),
     logLevel: 'off',
   });
 }

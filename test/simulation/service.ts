@@ -123,6 +123,11 @@ export class Service {
   /** Amounts the service refuses (422 on `amount`): a definite refusal. */
   refuses: (amount: number) => boolean = () => false;
   onCreate: (collection: Collection) => void = () => {};
+  /**
+   * The clients say this service refuses duplicate references: a push may leave after another writer took its record
+   * over (both may be in flight; the service refuses the second), so PUSH-OVERTAKEN is not checked.
+   */
+  resendsAtOnce = false;
   /** True time of the caller's last journal write that let a push of `referenceId` leave (journal.ts). */
   sendingWrite: (proc: Proc, referenceId: string) => number | undefined = () => undefined;
   /** True time the caller issued that write (before the journal's latency; journal.ts). */
@@ -234,7 +239,7 @@ export class Service {
         if (pushed !== undefined) {
           // A push is sent only under its sender's own `initiating` write: a writer overtaken between two attempts stops.
           const last = this.lastWrite(pushed);
-          if (last !== undefined && (last.proc !== caller.proc || last.state !== 'initiating')) {
+          if (!this.resendsAtOnce && last !== undefined && (last.proc !== caller.proc || last.state !== 'initiating')) {
             this.violations.push(
               `PUSH-OVERTAKEN: ${caller.proc.name} pushed ${pushed.slice(0, 8)} after ${last.proc.name} wrote ${last.state} over its write`,
             );

@@ -136,6 +136,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     handClose: random() < 0.4 ? 0 : 0.3 + random() * 0.7,
     bare404: random() < 0.7 ? 0 : random() * 0.2,
   };
+  // Half the worlds whose service refuses duplicates say so (`duplicateReferences: 'refused'`): resends decide at
+  // once. Its own stream of draws: every other draw of the seed keeps its meaning. No operator there closes a record by
+  // hand on a 429: a resend of another process may be on its way meanwhile (docs/guide/cashier-mode.md tells operators so).
+  const duplicatesRefused = faults.dedupe && seededRandom(seed ^ 0xd0b1e)() < 0.5;
+  if (duplicatesRefused) faults.handClose = 0;
   const service = new Service(sim, seededRandom(seed ^ 0x5e41ce), faults);
   service.refuses = (amount) => amount % 10 === 7;
   const journalFaults: JournalFaults = reduce.noJournalFaults
@@ -356,7 +361,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     budget,
     budgeted: new Set(),
     windowless: new Set(),
+    duplicatesRefused,
   };
+  journal.resendsAtOnce = world.duplicatesRefused === true;
+  service.resendsAtOnce = world.duplicatesRefused === true;
   // The shortest grace of any decider: the world's readers, and `checkStatus`/`pollUntilSettled`'s default.
   journal.minGraceMs = Math.min(DEFAULT_NOT_FOUND_GRACE_MS, ...world.graces.map((grace) => grace ?? DEFAULT_NOT_FOUND_GRACE_MS));
   // Reads lag less than the shortest grace of the readers that decide (the documented assumption). The lag was bounded
@@ -482,6 +490,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     store: journal.kind,
     knobs: sim.knobs,
     graces: world.graces,
+    duplicatesRefused: world.duplicatesRefused,
     ...(budget === undefined ? {} : { budget: { limit: budget.limit, leases: budget.leases, adaptive: budget.adaptive } }),
   });
   void newReference;

@@ -86,7 +86,7 @@ export const SLIPS: readonly Slip[] = [
     name: 'raw-error-after-unknown',
     row: "a raw error instead of `UnknownOutcomeError` after an unknown outcome (`createOnce`'s last lookup not seeing it)",
     file: 'src/core/idempotent-create.ts',
-    find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error);\n",
+    find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error, absent);\n",
     replace: "    if (seen.kind === 'excluded') throw error;\n    throw error;\n",
     seed: 35,
   },

@@ -11,7 +11,7 @@
  *
  * No vitest import (see scheduler.ts).
  */
-import { createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import timers from 'node:timers';
 import timersPromises from 'node:timers/promises';
@@ -189,10 +189,38 @@ export class VirtualTime {
  * Deterministic Web Crypto: the fingerprint's HMAC, computed at once (the real one resolves on a thread pool,
  * outside any step).
  */
+/** AES-GCM as Web Crypto frames it: the ciphertext, then the 16-byte tag. */
+interface GcmParams {
+  readonly iv: Uint8Array;
+  readonly additionalData?: Uint8Array;
+}
+
 const syncSubtle = {
   importKey: (_format: string, key: Uint8Array) => Promise.resolve({ key: Buffer.from(key) }),
   sign: (_algorithm: unknown, key: { key: Buffer }, data: Uint8Array) =>
     Promise.resolve(new Uint8Array(createHmac('sha256', key.key).update(data).digest()).buffer),
+  // The sealed number of `duplicateReferences: 'refused'`: HKDF-SHA-256 to a 256-bit AES-GCM key.
+  deriveKey: (params: { salt: Uint8Array; info: Uint8Array }, base: { key: Buffer }) =>
+    Promise.resolve({ key: Buffer.from(hkdfSync('sha256', base.key, params.salt, params.info, 32)) }),
+  encrypt: (params: GcmParams, key: { key: Buffer }, data: Uint8Array) => {
+    const cipher = createCipheriv('aes-256-gcm', key.key, params.iv);
+    if (params.additionalData !== undefined) cipher.setAAD(params.additionalData);
+    const sealed = Buffer.concat([cipher.update(data), cipher.final(), cipher.getAuthTag()]);
+    return Promise.resolve(new Uint8Array(sealed).buffer);
+  },
+  decrypt: (params: GcmParams, key: { key: Buffer }, data: Uint8Array) => {
+    try {
+      const bytes = Buffer.from(data);
+      const decipher = createDecipheriv('aes-256-gcm', key.key, params.iv);
+      if (params.additionalData !== undefined) decipher.setAAD(params.additionalData);
+      decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+      return Promise.resolve(
+        new Uint8Array(Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()])).buffer,
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  },
 };
 
 /** A UUID v4 drawn from the seed. */
