@@ -369,8 +369,12 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     const journal = new MemoryJournal();
     await unknownPayment(journal);
     const { logger, lines } = capturingLogger();
+    // The rotation declared (the old key's account identity), so the record is this client's to judge.
+    const account = (await journal.get(REFERENCE_ID))?.deployment?.account;
+    expect(account).toMatch(/^key:[0-9a-f]{16}$/);
     const rotated = refused({
       journal,
+      formerAccounts: [account as string],
       apiKey: `${KEY}-rotated`,
       fetch: (input, init) => fetch(rotatedToPrimary(input, init)),
       logger,
@@ -399,10 +403,13 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     const other = new MemoryJournal();
     await other.insert(elsewhere);
     const { logger, lines } = capturingLogger();
-    const [left] = await refused({ journal: other, logger, logLevel: 'error' }).recover();
-    expect(left?.state).toBe('unknown');
+    // Nothing is asked of (or resent to) this deployment about it: recover() names both and leaves the record open.
+    await expect(refused({ journal: other, logger, logLevel: 'error' }).recover()).rejects.toThrow(
+      /another deployment than this client's \(first: https:\/\/other\.test, account a; this client: https:\/\/collections\.test/,
+    );
+    expect((await other.get(REFERENCE_ID))?.state).toBe('unknown');
     expect(trail()).not.toContain(CREATE);
-    expect(lines).toContainEqual(expect.stringMatching(/was pushed to https:\/\/other\.test, not to this client's base URL/));
+    expect(lines).toContainEqual(expect.stringMatching(/was pushed to https:\/\/other\.test/));
     // The same record within the service's memory, its push sent here: resent, and so settled at once.
     const [resent] = await refused({ journal }).recover();
     expect(resent?.state).toBe('pending');
