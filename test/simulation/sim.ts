@@ -16,6 +16,7 @@ import { DEFAULT_BUDGET_LEASE_MS, MIN_BUDGET_LEASE_MS } from '../../src/collecti
 import { PaymentContradictionError } from '../../src/core/errors.js';
 import { DEFAULT_NOT_FOUND_GRACE_MS, type PaymentRecord } from '../../src/journal/journal.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import { drawClockWatch, watchClocks } from './clock-faults.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
 import { type JournalFaults, RELIABLE_JOURNAL, SimJournal, type SimStore } from './journal.js';
 import {
@@ -320,8 +321,16 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
     });
   };
+  // Directed clock faults (their own stream of draws: worlds without them keep every draw): clock watchers
+  // (clock-faults.ts) under which the journal's clock, or it and the watcher's own, steps just before a record
+  // becomes old enough.
+  const clocking = seededRandom(seed ^ 0xc10c57e9);
+  const clockWatchers = reduce.noClockJumps || reduce.noRecovers || clocking() < 0.65 ? 0 : 0.2 + clocking() * 0.5;
+  let clockWatches = 0;
   journal.onSendingWrite = (writer, record) => {
     if (edgeWatchers > 0) watchEdge(writer, record);
+    if (clockWatchers > 0 && !healed && clocking() < clockWatchers)
+      watchClocks(world, record, drawClockWatch(clocking), `clock${clockWatches++}`, () => healed);
     if (watchers === 0 || random() >= watchers) return;
     const window = record.sendWindowMs;
     if (window === undefined || !Number.isFinite(window)) return;

@@ -189,6 +189,38 @@ export const SLIPS: readonly Slip[] = [
     replace: "  return { kind: 'contradiction', change: undefined, statusText: answer.statusText };",
     seed: 38,
   },
+  {
+    name: 'window-read-short',
+    row: "a record's window read 1 s short (`sendWindowOf`, the rule the oracle no longer shares)",
+    file: 'src/journal/journal.ts',
+    find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
+    replace: "return typeof window === 'number' && window >= 0 ? window - 1_000 : UNKNOWN_SEND_WINDOW_MS;",
+    seed: 0,
+  },
+  {
+    name: 'watch-wall-clock',
+    row: 'the watch on the wall clock (`RecordWatch` reads `Date.now()`)',
+    file: 'src/journal/record-watch.ts',
+    find: '    const now = performance.now();',
+    replace: '    const now = Date.now();',
+    seed: 0,
+  },
+  {
+    name: 'watch-not-restarted',
+    row: 'a watch not restarted by a newer version (`RecordWatch` keyed by reference alone)',
+    file: 'src/journal/record-watch.ts',
+    find: '    if (seen !== undefined && seen.version === record.version && seen.updatedAt === record.updatedAt) return Math.max(0, now - seen.at);',
+    replace: '    if (seen !== undefined) return Math.max(0, now - seen.at);',
+    seed: 0,
+  },
+  {
+    name: 'journal-measure-process-clock',
+    row: "the journal's measure on the deciding process's clock (`settleNotFound` reads `Date.now()`)",
+    file: 'src/journal/state-machine.ts',
+    find: '    const bound = verdictBound(record, watchedMs, Date.parse(await journal.now()), graceMs);',
+    replace: '    const bound = verdictBound(record, watchedMs, Date.now(), graceMs);',
+    seed: 0,
+  },
 ];
 
 /** Thrown when a slip's text is not in its file exactly once. */
