@@ -266,20 +266,38 @@ async function checkAndTell(world: World, client: CollectionsClient, reference: 
   if (isSettledWord(status.statusText)) world.ledger.settledWord(reference, 'checkStatus', status.statusText);
 }
 
-/** The options of one settlement worker, drawn from the world (the liveness bound is computed from the fleet worker's). */
-export function workerOptions(world: World): SettlementWorkerOptions {
+/** The options of a settlement worker that are drawn (with the world's plan, or when a worker restarts). */
+export interface DrawnWorkerOptions {
+  readonly grace: number | undefined;
+  readonly leaseMs: number;
+  readonly requestsPerSecond: number;
+  readonly scanIntervalMs: number;
+}
+
+/** Draws a settlement worker's options: its grace among the world's readers', its lease, rate and scan interval. */
+export function drawWorkerOptions(random: () => number, graces: readonly (number | undefined)[]): DrawnWorkerOptions {
+  const grace = pick(random, graces);
+  return {
+    grace,
+    leaseMs: pick(random, [30_000, 30_000, 90_000]),
+    requestsPerSecond: pick(random, [10, 10, 2]),
+    scanIntervalMs: pick(random, [1_000, 5_000, 15_000, 15_000]),
+  };
+}
+
+/** The options of one settlement worker (the liveness bound is computed from the fleet worker's). */
+export function workerOptions(world: World, drawn = drawWorkerOptions(world.random, world.graces)): SettlementWorkerOptions {
   const { random } = world;
-  const grace = pick(random, world.graces);
   return {
     onSettled: (record: PaymentRecord) => {
       world.ledger.finalRecord(record.referenceId, 'onSettled', record);
       // Sometimes the till's handler fails: the worker must deliver it again.
       if (random() < 0.05) throw new Error('handler failed (simulated)');
     },
-    ...(grace === undefined ? {} : { notFoundGraceMs: grace }),
-    leaseMs: pick(random, [30_000, 30_000, 90_000]),
-    requestsPerSecond: pick(random, [10, 10, 2]),
-    scanIntervalMs: pick(random, [1_000, 5_000, 15_000, 15_000]),
+    ...(drawn.grace === undefined ? {} : { notFoundGraceMs: drawn.grace }),
+    leaseMs: drawn.leaseMs,
+    requestsPerSecond: drawn.requestsPerSecond,
+    scanIntervalMs: drawn.scanIntervalMs,
   };
 }
 

@@ -195,7 +195,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window - 1_000 : UNKNOWN_SEND_WINDOW_MS;",
-    seed: 0,
+    seed: 44,
   },
   {
     name: 'watch-wall-clock',
@@ -203,7 +203,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/record-watch.ts',
     find: '    const now = performance.now();',
     replace: '    const now = Date.now();',
-    seed: 0,
+    seed: 433,
   },
   {
     name: 'watch-not-restarted',
@@ -211,7 +211,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/record-watch.ts',
     find: '    if (seen !== undefined && seen.version === record.version && seen.updatedAt === record.updatedAt) return Math.max(0, now - seen.at);',
     replace: '    if (seen !== undefined) return Math.max(0, now - seen.at);',
-    seed: 0,
+    seed: 4,
   },
   {
     name: 'journal-measure-process-clock',
@@ -219,7 +219,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: '    const bound = verdictBound(record, watchedMs, Date.parse(await journal.now()), graceMs);',
     replace: '    const bound = verdictBound(record, watchedMs, Date.now(), graceMs);',
-    seed: 0,
+    seed: 3,
   },
 ];
 
