@@ -38,10 +38,10 @@ export interface ClockWatch {
 /** The most rungs a watcher climbs (a record rewritten again and again is left to the other deciders). */
 const MAX_RUNGS = 40;
 
-/** Draws a clock watcher's plan from `random`. */
-export function drawClockWatch(random: () => number): ClockWatch {
+/** Draws a clock watcher's plan from `random` (its fault too, unless a directed test names it). */
+export function drawClockWatch(random: () => number, named?: ClockFault): ClockWatch {
   const faults: readonly ClockFault[] = ['journal ahead', 'both ahead', 'journal behind'];
-  const fault = faults[Math.floor(random() * faults.length)] as ClockFault;
+  const fault = named ?? (faults[Math.floor(random() * faults.length)] as ClockFault);
   const leadMs = 2_000 + random() * 4_000;
   const stepMs = fault === 'journal behind' ? 2_000 + random() * 30_000 : leadMs + random() * 60_000;
   return { fault, leadMs, stepMs, offset: Math.round((random() * 2 - 1) * 5 * 60_000), random };

@@ -451,7 +451,7 @@ function wireDirected(run: Run): void {
   journal.onSendingWrite = (writer, record) => {
     if (rates.edgeWatchers > 0) watchEdge(writer, record);
     if (rates.clockWatchers > 0 && !run.healed && clocking() < rates.clockWatchers)
-      watchClocks(world, record, drawClockWatch(clocking), `clock${clockWatches++}`, () => run.healed);
+      watchClocks(world, record, drawClockWatch(clocking, rates.clockFault), `clock${clockWatches++}`, () => run.healed);
     if (rates.watchers === 0 || random() >= rates.watchers) return;
     const window = record.sendWindowMs;
     if (window === undefined || !Number.isFinite(window)) return;

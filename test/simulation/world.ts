@@ -13,11 +13,12 @@
  */
 import { MIN_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import type { ClockFault } from './clock-faults.js';
 import type { JournalFaults } from './journal.js';
 import { DEFAULT_GRACE_MS } from './oracle.js';
 import { type ClientSettings, type DrawnWorkerOptions, drawWorkerOptions } from './processes.js';
 import { T0 } from './scheduler.js';
-import type { ServiceFaults } from './service.js';
+import { HEALTHY, type ServiceFaults } from './service.js';
 
 const MINUTE = 60_000;
 /** How long the faults last (simulated). */
@@ -88,6 +89,8 @@ export interface DirectedPlan {
   readonly reversal: number;
   /** Per sending write: a clock watcher (clock-faults.ts). */
   readonly clockWatchers: number;
+  /** The clock watchers' fault, when a directed test names one. @defaultValue drawn per watcher */
+  readonly clockFault?: ClockFault;
 }
 
 /** The run's streams of draws, continued while it runs. */
@@ -131,9 +134,15 @@ const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.flo
 
 /** Draws the world of `seed`, less what `reduce` takes out. */
 export function drawWorld(seed: number, reduce: Reductions = {}): WorldPlan {
-  const random = seededRandom(seed);
-  const streams: Streams = {
-    random,
+  const streams = streamsOf(seed);
+  const random = streams.random;
+  return drawPlan(seed, reduce, streams, random);
+}
+
+/** The run's streams of draws: one per group, each from the seed. */
+function streamsOf(seed: number): Streams {
+  return {
+    random: seededRandom(seed),
     budget: seededRandom(seed ^ 0xb0d6e7),
     directed: seededRandom(seed ^ 0xed9e),
     stalling: seededRandom(seed ^ 0x5ca1ed),
@@ -145,6 +154,9 @@ export function drawWorld(seed: number, reduce: Reductions = {}): WorldPlan {
     service: seededRandom(seed ^ 0x5e41ce),
     journal: seededRandom(seed ^ 0x10a4),
   };
+}
+
+function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: () => number): WorldPlan {
   // The graces a lag is bounded by (a draw of its own, kept for the seeds' sake; the readers' graces bound it below).
   const lagGraces = pick(random, [[undefined], [undefined, 30_000], [undefined, 0, 30_000]]);
   const shortestLagGrace = Math.min(...lagGraces.map((grace) => grace ?? 10_000));
@@ -192,6 +204,33 @@ export function drawWorld(seed: number, reduce: Reductions = {}): WorldPlan {
     ...drawProcesses(random, reduce, graces),
     reduce,
     streams,
+  };
+}
+
+/**
+ * A world with nothing in it: no faults, no budget, no processes, no directed deciders. A directed test starts here
+ * and says what its world has (`{ ...quietPlan(seed), tills: [...], ... }`): its meaning does not change when the
+ * draws of `drawWorld` do. `seed` seeds only the streams the run draws from while it runs.
+ */
+export function quietPlan(seed: number): WorldPlan {
+  const plan = drawWorld(seed);
+  return {
+    ...plan,
+    streams: streamsOf(seed),
+    faults: { ...HEALTHY, dedupe: true },
+    journalFaults: { maxLatencyMs: 0, failBefore: 0, lostAck: 0 },
+    budget: undefined,
+    misconfigured: 0,
+    previousRelease: 0,
+    knobs: { advanceWhileRunnable: 0, crash: 0, pause: 0, maxPauseMs: 0 },
+    directed: { watchers: 0, edgeWatchers: 0, orphans: 0, stalledDeciders: 0, reversal: 0, clockWatchers: 0 },
+    graces: [undefined],
+    tills: [],
+    workers: [],
+    checkers: [],
+    recovers: [],
+    jumps: [],
+    reduce: {},
   };
 }
 
