@@ -56,6 +56,8 @@ const LATEST_EFFECT_MS = 106_000;
  * a second of slack for the timers' order.
  */
 const CREATE_WAIT_BOUND_MS = 2_000 + 1_020 + 250 + 1_000;
+/** The key's budget window (CONTRACT: arrivals within the limit in every 1 s window). */
+const BUDGET_WINDOW_MS = 1_000;
 /** The budget probe measures the survivors' arrivals over this long, from a lease (and 2 s) after the others died. */
 const PROBE_MEASURE_MS = 5_000;
 /** The share of the key's limit the survivors must use then (they wait for tokens the whole time). */
@@ -331,6 +333,8 @@ function wireBudget(run: Run): void {
   const { sim, journal, service, ledger, world, grantedLimits } = run;
   const budget = world.budget;
   const shareCountsUntil = new Map<Proc, number>();
+  /** The latest end of a lease the journal granted each holder a share under (true time). */
+  const leaseEnds = new Map<Proc, number>();
   /** Holders whose renewal failed, or was still on its way, since their last grant (the budget's documented limit). */
   const renewalTroubled = new Set<Proc>();
   const renewalSentAt = new Map<Proc, number>();
@@ -356,11 +360,23 @@ function wireBudget(run: Run): void {
     grantedLimits.push({ at: sim.now, limit: grant.limit });
     // A grant of nothing counts nothing for the holder from now (a paused holder's renewal after its lease ran out).
     shareCountsUntil.set(proc, grant.share > 0 ? sim.now + request.leaseMs : sim.now);
+    if (grant.share > 0) leaseEnds.set(proc, Math.max(leaseEnds.get(proc) ?? 0, sim.now + request.leaseMs));
     sim.log(
       `budget: ${proc.name} keeps ${request.keep}, wants ${request.want} → share ${grant.share}, target ${grant.target}, ${grant.holders} holders`,
     );
   };
   service.pastLease = (proc) => sim.now >= (shareCountsUntil.get(proc) ?? Number.POSITIVE_INFINITY);
+  // A holder spends its share until a window before the lease it was granted under ends, measured from before it sent
+  // the renewal (CONTRACT, "One budget per API key": the journal counts the share until the lease ends; a request whose
+  // token was taken in the lease's last window may arrive after it, when the share is another holder's). Judged as the
+  // request is handed to fetch (its token was taken just before), whatever the holder's renewals did meanwhile.
+  service.onFetch = (proc) => {
+    const end = leaseEnds.get(proc);
+    if (end === undefined || !world.budgeted.has(proc) || sim.now <= end - BUDGET_WINDOW_MS || sim.busy(proc)) return;
+    ledger.violations.push(
+      `BUDGET-LEASE-END: ${proc.name} sent a request ${Math.round(end - sim.now)} ms before its share's lease ended at t+${((end - T0) / 1_000).toFixed(3)}s (a window is ${BUDGET_WINDOW_MS} ms)`,
+    );
+  };
   // A request arriving after its holder's share ran out in the journal, while the holder's renewals failed or took
   // longer than the lease: the documented limit of the budget (docs/assumptions.md). Its token was taken in time; the
   // journal could not hear that the holder still spends.

@@ -221,6 +221,14 @@ export const SLIPS: readonly Slip[] = [
     replace: '    const bound = verdictBound(record, watchedMs, Date.now(), graceMs);',
     seed: 3,
   },
+  {
+    name: 'budget-spends-to-lease-end',
+    row: "a budget holder spending its share up to its lease's end instead of a window before it",
+    file: 'src/collections/shared-budget.ts',
+    find: '    this.#validUntil = sentAt + grantedFor - SHARED_WINDOW_MS;',
+    replace: '    this.#validUntil = sentAt + grantedFor;',
+    seed: 9,
+  },
 ];
 
 /** Thrown when a slip's text is not in its file exactly once. */
