@@ -47,7 +47,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/create-collection.ts',
     find: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs);',
     replace: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs) - settings.timeoutMs;',
-    seed: 15,
+    seed: 11,
   },
   {
     name: 'deadline-ignored',
@@ -63,7 +63,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
     replace: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0) - 1000;',
-    seed: 81,
+    seed: 44,
   },
   {
     name: 'grace-ignored',
@@ -155,7 +155,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'if (journalNow >= byJournal && watchedMs >= waitMs) return',
     replace: 'if (journalNow >= byJournal) return',
-    seed: 17,
+    seed: 4,
   },
   {
     name: 'missing-window-zero',
@@ -163,7 +163,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window : 0;",
-    seed: 91,
+    seed: 65,
   },
   {
     name: 'deadline-from-ack',
