@@ -1,4 +1,7 @@
 /**
+ * `npm run sim -- --seed N [--journal sqlite|postgres]`: replays one seed; prints its plan (world.ts's `drawWorld`),
+ * its trace and its violations. Exits 1 when it breaks an invariant.
+ *
  * `npm run sim -- --seeds N [--from S] [--journal sqlite|postgres] [--probes]`: a long sweep of the deterministic simulation (test/simulation) on every
  * core, one worker thread per core, each running its share of the seeds. Prints seeds and steps per second, the
  * rare paths never reached, and for the first failing seed its world, a shrunk trace and the replay command.
@@ -13,8 +16,22 @@ interface Share {
   readonly to: number;
 }
 
-if (isMainThread) {
-  const args = process.argv.slice(2);
+const args = process.argv.slice(2);
+if (isMainThread && args.includes('--seed')) {
+  if (args.includes('--journal')) process.env.SIM_JOURNAL = args[args.indexOf('--journal') + 1];
+  const seed = Number(args[args.indexOf('--seed') + 1]);
+  if (!Number.isSafeInteger(seed)) throw new Error('--seed takes a whole number');
+  const { runSimulation, replayCommand } = await import('../test/simulation/sim.ts');
+  const result = await runSimulation({ seed, trace: true });
+  console.log(result.trace.join('\n'));
+  console.log(`plan of seed ${seed}: ${result.world}`);
+  console.log(`stats: ${JSON.stringify(result.stats)}`);
+  console.log(result.violations.length === 0 ? 'no violation' : `violations:\n  ${result.violations.join('\n  ')}`);
+  console.log(
+    `replay: npm run sim -- --seed ${seed}${result.store === 'memory' ? '' : ` --journal ${result.store}`} (or ${replayCommand(seed, result.store)})`,
+  );
+  if (result.violations.length > 0) process.exitCode = 1;
+} else if (isMainThread) {
   const option = (name: string, fallback: number) => {
     const at = args.indexOf(name);
     return at === -1 ? fallback : Number(args[at + 1]);

@@ -16,14 +16,12 @@
  *
  * No vitest import (see scheduler.ts).
  */
-import { StatusWords } from '../../src/collections/status-words.js';
-import { TapCollectionsError, type UnknownOutcomeError } from '../../src/core/errors.js';
-import { isOpenPaymentState, type PaymentRecord, sendWindowOf } from '../../src/journal/journal.js';
+import type { UnknownOutcomeError } from '../../src/core/errors.js';
+import type { PaymentRecord } from '../../src/journal/journal.js';
+import { isOpenState, isSdkError, isSettledWord, meaningOfWord } from './oracle.js';
 import type { Sale } from './processes.js';
 import { T0 } from './scheduler.js';
 import { type Collection, outcomeAt, type Service } from './service.js';
-
-const STATUS_WORDS = new StatusWords();
 
 /** Every outcome the service ever says of `collection`: its own, and the other once it is reversed. */
 function outcomesOf(collection: Collection | undefined): string[] {
@@ -31,6 +29,8 @@ function outcomesOf(collection: Collection | undefined): string[] {
   return collection.reversedAt === undefined ? [collection.outcome] : [collection.outcome, outcomeAt(collection, collection.reversedAt)];
 }
 const short = (referenceId: string) => referenceId.slice(0, 8);
+/** Whether a record carries its sender's window (CONTRACT: one without it has the longest possible, no age decides it). */
+const carriesWindow = (record: PaymentRecord) => typeof record.sendWindowMs === 'number' && record.sendWindowMs >= 0;
 
 interface Told {
   readonly by: string;
@@ -40,7 +40,7 @@ interface Told {
 
 /** Errors a caller may be told while faults last (the SDK's own); anything else is a violation. */
 export function isExpectedError(error: unknown): boolean {
-  return error instanceof TapCollectionsError;
+  return isSdkError(error);
 }
 
 export class Ledger {
@@ -103,9 +103,9 @@ export class Ledger {
       error.decidableAt === undefined &&
       !onceWindowless &&
       record !== undefined &&
-      isOpenPaymentState(record.state) &&
+      isOpenState(record.state) &&
       record.state !== 'pending' &&
-      Number.isFinite(sendWindowOf(record))
+      carriesWindow(record)
     )
       this.violations.push(`NO-DECIDABLE-AT: initiate for ${short(reference)} ended unknown without decidableAt (${record.state})`);
     if (/another process meanwhile/.test(String((error.cause as Error | undefined)?.message))) this.probe('resend overtaken');
@@ -128,8 +128,8 @@ export class Ledger {
   }
 
   settledWord(reference: string, by: string, word: string): void {
-    const meaning = STATUS_WORDS.meaningOf(word);
-    if (meaning !== 'successful' && meaning !== 'failed') {
+    const meaning = meaningOfWord(word);
+    if (!isSettledWord(word) || meaning === undefined) {
       this.violations.push(`ANSWER: ${by} for ${short(reference)} ended with the word ${JSON.stringify(word)}, which is not settled`);
       return;
     }
@@ -172,7 +172,7 @@ export class Ledger {
     for (const record of records) {
       const held = service.holding(record.referenceId);
       const reference = short(record.referenceId);
-      if ((record.state === 'initiating' || record.state === 'unknown') && held.length === 0 && !Number.isFinite(sendWindowOf(record))) {
+      if ((record.state === 'initiating' || record.state === 'unknown') && held.length === 0 && !carriesWindow(record)) {
         // No window known (written by the previous release): no age decides it; it stays open for a person (onStale).
         this.probe('open without a window, held by no one');
       } else if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {

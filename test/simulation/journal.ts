@@ -10,18 +10,11 @@
  */
 import { JournalError } from '../../src/core/errors.js';
 import type { BudgetGrant, BudgetRequest } from '../../src/journal/budget.js';
-import {
-  DEFAULT_NOT_FOUND_GRACE_MS,
-  isOpenPaymentState,
-  type PaymentChange,
-  type PaymentJournal,
-  type PaymentRecord,
-  type PaymentTransition,
-  sendWindowOf,
-} from '../../src/journal/journal.js';
+import type { PaymentChange, PaymentJournal, PaymentRecord, PaymentTransition } from '../../src/journal/journal.js';
 import { MemoryJournal } from '../../src/journal/memory.js';
 import { SqliteJournal } from '../../src/sqlite/index.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import { DEFAULT_GRACE_MS, isOpenState, judgedWindow, notFoundIsEvidence, verdictAge } from './oracle.js';
 import { PostgresModel } from './postgres-model.js';
 import type { Proc, Scheduler } from './scheduler.js';
 
@@ -91,7 +84,19 @@ export class SimJournal {
    */
   readonly lastWrite = new Map<string, { version: number; at: number; proc: Proc; state: string }>();
   /** The shortest grace a reader of this world gives a 404 (the verdict bound, see `#judgeVerdict`). */
-  minGraceMs = 10_000;
+  minGraceMs = DEFAULT_GRACE_MS;
+  /** Each process's true attempt window (the oracle's formula of its client's settings: processes.ts). */
+  readonly senderWindows = new Map<Proc, number>();
+  /** The process that last wrote `initiating` for each reference: the window a verdict on it is judged with is its. */
+  readonly lastSender = new Map<string, Proc>();
+  /**
+   * Each process's first sight of the newest version of each record it was handed (`proc.id:reference`): the true time
+   * the answer that carried it was applied (a read's, or the process's own write's). The process's watch of that
+   * version can start no earlier, so it measures at most the time since (the watch's invariant, `#judgeMeasures`).
+   */
+  readonly #sightings = new Map<string, { version: number; at: number }>();
+  /** Every journal-clock reading each process was answered (`now()`), with the true time it was applied. */
+  readonly #readings = new Map<number, { at: number; value: number }[]>();
   /**
    * The world's clients say the service refuses duplicate references: an open record is resent (taken over) at once
    * by design, so the takeover bound of the `'unknown'` rule does not apply; the service's refusal and the ledger's
@@ -146,15 +151,16 @@ export class SimJournal {
    * lands when it commits (now).
    */
   #judgeVerdict(proc: Proc, before: PaymentRecord | undefined, change: { state: string; error?: unknown; by: string }): void {
-    if (before === undefined || !isOpenPaymentState(before.state) || before.state === 'pending') return;
+    if (before === undefined || !isOpenState(before.state) || before.state === 'pending') return;
     const last = this.lastWrite.get(before.referenceId);
     if (last === undefined || last.version !== before.version) return;
     const elapsed = this.#sim.now - last.at;
-    const window = sendWindowOf(before);
+    const sender = this.lastSender.get(before.referenceId);
+    const window = judgedWindow(before, sender === undefined ? undefined : this.senderWindows.get(sender));
     const short = before.referenceId.slice(0, 8);
     if (change.state === 'not-sent' && change.error === undefined) {
       const seen = this.lastStatusOf(proc, before.referenceId);
-      if (this.wrongPrefix(proc) || seen === 'bare 404')
+      if (!notFoundIsEvidence(seen, this.wrongPrefix(proc)))
         this.violations.push(
           `NOT-SENT-ON-BARE-404: ${short} closed not-sent by ${proc.name} (${this.wrongPrefix(proc) ? 'its baseUrl has a wrong prefix' : 'its last status answer was a bare 404'})`,
         );
@@ -162,7 +168,8 @@ export class SimJournal {
         this.violations.push(`NOT-SENT-BY-AGE-WITHOUT-WINDOW: ${short} closed not-sent by ${proc.name}; its record has no window`);
         return;
       }
-      const bound = (window + this.minGraceMs) * (1 - 2e-4);
+      this.#judgeMeasures(proc, before, window);
+      const bound = verdictAge(window, this.minGraceMs);
       if (elapsed < bound)
         this.violations.push(
           `EARLY-VERDICT: ${short} closed not-sent by ${proc.name} ${Math.round(elapsed)} ms after its last write (window ${window} ms + grace ${this.minGraceMs} ms)`,
@@ -176,12 +183,66 @@ export class SimJournal {
     ) {
       // A takeover by `initiate` (its grace is the default): a resend's own write comes within its call's window
       // after the acknowledgement of its last write (the attempt's deadline starts there).
-      const bound = (window + DEFAULT_NOT_FOUND_GRACE_MS) * (1 - 2e-4);
+      const bound = verdictAge(window, DEFAULT_GRACE_MS);
       if (!(elapsed >= bound))
         this.violations.push(
-          `EARLY-TAKEOVER: ${short} taken over by ${proc.name} ${Math.round(elapsed)} ms after ${last.proc.name}'s write (window ${window} ms + grace ${DEFAULT_NOT_FOUND_GRACE_MS} ms)`,
+          `EARLY-TAKEOVER: ${short} taken over by ${proc.name} ${Math.round(elapsed)} ms after ${last.proc.name}'s write (window ${window} ms + grace ${DEFAULT_GRACE_MS} ms)`,
         );
     }
+  }
+
+  /**
+   * One invariant per measure of a record's age (CONTRACT, "Evidence for `not-sent`", "Age is measured twice"), each
+   * judged alone, so that a slip in one is not hidden by the other:
+   * - the watch alone never says a record is older than it is: the decider must have held the version it closed for
+   *   the window and the grace of true time since its first sight of it (`WATCH-MEASURE`);
+   * - the journal's measure alone never says a record is older than it is by the journal's clock: a reading of that
+   *   clock the decider was answered after its first sight must be the record's `updatedAt` plus the window and the
+   *   grace or later (`JOURNAL-MEASURE`).
+   */
+  #judgeMeasures(proc: Proc, before: PaymentRecord, window: number): void {
+    const short = before.referenceId.slice(0, 8);
+    const bound = verdictAge(window, this.minGraceMs);
+    const sight = this.#sightings.get(`${proc.id}:${before.referenceId}`);
+    const watched = sight === undefined || sight.version !== before.version ? 0 : this.#sim.now - sight.at;
+    if (watched < bound)
+      this.violations.push(
+        `WATCH-MEASURE: ${short} closed not-sent by ${proc.name}, which had held version ${before.version} for ${Math.round(watched)} ms of true time (window ${window} ms + grace ${this.minGraceMs} ms)`,
+      );
+    const since = sight?.at ?? this.#sim.now;
+    const readings = (this.#readings.get(proc.id) ?? []).filter((reading) => reading.at >= since).map((reading) => reading.value);
+    const measured = readings.length === 0 ? Number.NEGATIVE_INFINITY : Math.max(...readings) - Date.parse(before.updatedAt);
+    if (!(measured >= (window + this.minGraceMs) * (1 - 1e-9)))
+      this.violations.push(
+        `JOURNAL-MEASURE: ${short} closed not-sent by ${proc.name}; the journal's clock had said it was ${readings.length === 0 ? 'never read since' : `${Math.round(measured)} ms old`} (window ${window} ms + grace ${this.minGraceMs} ms)`,
+      );
+  }
+
+  #read(proc: Proc, value: unknown): void {
+    const readings = this.#readings.get(proc.id) ?? [];
+    readings.push({ at: this.#sim.now, value: Date.parse(String(value)) });
+    this.#readings.set(proc.id, readings);
+  }
+
+  /** Notes the records an answer to `proc` carried (its first sight of each version). */
+  #sighted(proc: Proc, value: unknown): void {
+    const note = (record: unknown) => {
+      if (record === null || typeof record !== 'object') return;
+      const { referenceId, version } = record as { referenceId?: unknown; version?: unknown };
+      if (typeof referenceId !== 'string' || typeof version !== 'number') return;
+      const key = `${proc.id}:${referenceId}`;
+      const seen = this.#sightings.get(key);
+      if (seen === undefined || seen.version < version) this.#sightings.set(key, { version, at: this.#sim.now });
+    };
+    if (Array.isArray(value)) for (const item of value) note(item);
+    else if (value !== null && typeof value === 'object' && 'applied' in value) note((value as PaymentTransition).record);
+    else note(value);
+  }
+
+  /** The true window of the process that last sent `referenceId` (the oracle's formula of its settings), if known. */
+  windowOf(referenceId: string): number | undefined {
+    const sender = this.lastSender.get(referenceId);
+    return sender === undefined ? undefined : this.senderWindows.get(sender);
   }
 
   /** A write landed; `at` is the true time its stamp stands for (see `lastWrite`). */
@@ -198,6 +259,7 @@ export class SimJournal {
       if (this.callsWriting.has(`${proc.id}:${referenceId}`)) this.callsWriting.set(`${proc.id}:${referenceId}`, true);
       this.sendingWrites.set(`${proc.id}:${referenceId}`, at);
       this.sendingIssues.set(`${proc.id}:${referenceId}`, issuedAt);
+      this.lastSender.set(inserted.referenceId, proc);
       this.onSendingWrite(proc, inserted);
     }
   }
@@ -221,13 +283,14 @@ export class SimJournal {
       if (this.callsWriting.has(`${proc.id}:${referenceId}`)) this.callsWriting.set(`${proc.id}:${referenceId}`, true);
       this.sendingWrites.set(`${proc.id}:${referenceId}`, at);
       this.sendingIssues.set(`${proc.id}:${referenceId}`, issuedAt);
+      if (result.record !== undefined) this.lastSender.set(result.record.referenceId, proc);
       if (result.record !== undefined) this.onSendingWrite(proc, result.record);
     } else if (!result.applied) this.hits.set('compare-and-set lost', (this.hits.get('compare-and-set lost') ?? 0) + 1);
   }
 
   #note(record: PaymentRecord | undefined): void {
     if (record === undefined) return;
-    if (isOpenPaymentState(record.state)) this.open.add(record.referenceId);
+    if (isOpenState(record.state)) this.open.add(record.referenceId);
     else this.open.delete(record.referenceId);
   }
 
@@ -283,6 +346,8 @@ export class SimJournal {
           }
           apply(issuedAt).then(
             (value) => {
+              if (label === 'now') this.#read(proc, value);
+              else this.#sighted(proc, value);
               const lost = write && f.lostAck > 0 && random() < f.lostAck;
               if (lost) this.#hit('journal write applied, acknowledgement lost');
               sim.at(sim.now + latency(), proc, `journal ${label} ack`, () => {

@@ -9,7 +9,6 @@
  */
 import { CollectionsClient } from '../../src/collections/client.js';
 import type { SettlementWorkerOptions } from '../../src/collections/settlement-worker-options.js';
-import { StatusWords } from '../../src/collections/status-words.js';
 import {
   ApiError,
   ConfigurationError,
@@ -18,10 +17,10 @@ import {
   RequestValidationError,
   UnknownOutcomeError,
 } from '../../src/core/errors.js';
-import { BACKOFF_MAX_MS } from '../../src/core/retry.js';
 import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../../src/journal/journal.js';
 import type { Ledger } from './invariants.js';
 import type { SimJournal } from './journal.js';
+import { attemptWindow, isSettledWord } from './oracle.js';
 import type { Proc, Scheduler } from './scheduler.js';
 import type { Service } from './service.js';
 import { seededUuid } from './virtual-time.js';
@@ -29,7 +28,6 @@ import { seededUuid } from './virtual-time.js';
 export const PRODUCT_ID = '6f1f1d3e-0000-4000-a000-00000000abcd';
 const API_KEY = 'sk_sim_0123456789abcdef';
 const BASE_URL = 'https://collections.sim.test';
-const STATUS_WORDS = new StatusWords();
 
 export interface Sale {
   readonly id: number;
@@ -84,7 +82,7 @@ export interface WorldBudget {
 
 /** The service-side bound of a push of this client (the world's physics, not the SDK's rule). */
 export function windowOf(settings: ClientSettings): number {
-  return (settings.maxRetries + 1) * settings.timeoutMs + settings.maxRetries * BACKOFF_MAX_MS;
+  return attemptWindow(settings);
 }
 
 /** How a process is set up beyond its client's settings (issue 26's vocabulary). */
@@ -111,6 +109,7 @@ function previousReleaseJournal(journal: PaymentJournal, windowless: Set<string>
 
 export function clientFor(world: World, proc: Proc, settings: ClientSettings, setup: Setup = {}): CollectionsClient {
   if (setup.wrongPrefix) world.wrongPrefix.add(proc);
+  world.journal.senderWindows.set(proc, windowOf(settings));
   const journal = world.journal.forProcess(proc);
   const budget = world.budget;
   let shared = {};
@@ -267,24 +266,41 @@ async function pollAndTell(world: World, client: CollectionsClient, reference: s
 /** `checkStatus`: a settled word is what the caller is told. */
 async function checkAndTell(world: World, client: CollectionsClient, reference: string): Promise<void> {
   const status = await client.checkStatus(reference);
-  const meaning = STATUS_WORDS.meaningOf(status.statusText);
-  if (meaning === 'successful' || meaning === 'failed') world.ledger.settledWord(reference, 'checkStatus', status.statusText);
+  if (isSettledWord(status.statusText)) world.ledger.settledWord(reference, 'checkStatus', status.statusText);
 }
 
-/** The options of one settlement worker, drawn from the world (the liveness bound is computed from the fleet worker's). */
-export function workerOptions(world: World): SettlementWorkerOptions {
+/** The options of a settlement worker that are drawn (with the world's plan, or when a worker restarts). */
+export interface DrawnWorkerOptions {
+  readonly grace: number | undefined;
+  readonly leaseMs: number;
+  readonly requestsPerSecond: number;
+  readonly scanIntervalMs: number;
+}
+
+/** Draws a settlement worker's options: its grace among the world's readers', its lease, rate and scan interval. */
+export function drawWorkerOptions(random: () => number, graces: readonly (number | undefined)[]): DrawnWorkerOptions {
+  const grace = pick(random, graces);
+  return {
+    grace,
+    leaseMs: pick(random, [30_000, 30_000, 90_000]),
+    requestsPerSecond: pick(random, [10, 10, 2]),
+    scanIntervalMs: pick(random, [1_000, 5_000, 15_000, 15_000]),
+  };
+}
+
+/** The options of one settlement worker (the liveness bound is computed from the fleet worker's). */
+export function workerOptions(world: World, drawn = drawWorkerOptions(world.random, world.graces)): SettlementWorkerOptions {
   const { random } = world;
-  const grace = pick(random, world.graces);
   return {
     onSettled: (record: PaymentRecord) => {
       world.ledger.finalRecord(record.referenceId, 'onSettled', record);
       // Sometimes the till's handler fails: the worker must deliver it again.
       if (random() < 0.05) throw new Error('handler failed (simulated)');
     },
-    ...(grace === undefined ? {} : { notFoundGraceMs: grace }),
-    leaseMs: pick(random, [30_000, 30_000, 90_000]),
-    requestsPerSecond: pick(random, [10, 10, 2]),
-    scanIntervalMs: pick(random, [1_000, 5_000, 15_000, 15_000]),
+    ...(drawn.grace === undefined ? {} : { notFoundGraceMs: drawn.grace }),
+    leaseMs: drawn.leaseMs,
+    requestsPerSecond: drawn.requestsPerSecond,
+    scanIntervalMs: drawn.scanIntervalMs,
   };
 }
 

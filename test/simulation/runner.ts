@@ -43,6 +43,9 @@ export const SOMETIMES: readonly string[] = [
   'contradiction reported',
   '429 past the hidden limit',
   'adaptive rate cut',
+  'clock stepped under a watch (journal ahead)',
+  'clock stepped under a watch (both ahead)',
+  'clock stepped under a watch (journal behind)',
 ];
 
 export interface Sweep {

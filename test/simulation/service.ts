@@ -148,6 +148,8 @@ export class Service {
    * a request leaving then from a stalled process is one no lease can stop (sim.ts).
    */
   pastLease: (proc: Proc) => boolean = () => false;
+  /** Called as a process hands a request to `fetch` (its token, if it has a budget, was taken just now: sim.ts). */
+  onFetch: (proc: Proc) => void = () => {};
   /** Its holder's renewals failed or were on their way past its share's lease (sim.ts). */
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
@@ -208,6 +210,7 @@ export class Service {
       const body = typeof init?.body === 'string' ? init.body : undefined;
       const signal = init?.signal ?? undefined;
       const id = `${caller.proc.name}:${++this.#requests}`;
+      this.onFetch(caller.proc);
       return new Promise<Response>((resolve, reject) => {
         let settled = false;
         const onAbort = () => finish(() => reject(signal?.reason));

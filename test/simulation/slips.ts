@@ -47,7 +47,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/create-collection.ts',
     find: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs);',
     replace: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs) - settings.timeoutMs;',
-    seed: 15,
+    seed: 11,
   },
   {
     name: 'deadline-ignored',
@@ -63,7 +63,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
     replace: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0) - 1000;',
-    seed: 81,
+    seed: 44,
   },
   {
     name: 'grace-ignored',
@@ -155,7 +155,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'if (journalNow >= byJournal && watchedMs >= waitMs) return',
     replace: 'if (journalNow >= byJournal) return',
-    seed: 17,
+    seed: 4,
   },
   {
     name: 'missing-window-zero',
@@ -163,7 +163,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window : 0;",
-    seed: 91,
+    seed: 65,
   },
   {
     name: 'deadline-from-ack',
@@ -188,6 +188,46 @@ export const SLIPS: readonly Slip[] = [
     find: "  return { kind: 'contradiction', change: marked ? undefined : markContradiction(record, answer, by), statusText: answer.statusText };",
     replace: "  return { kind: 'contradiction', change: undefined, statusText: answer.statusText };",
     seed: 38,
+  },
+  {
+    name: 'window-read-short',
+    row: "a record's window read 1 s short (`sendWindowOf`, the rule the oracle no longer shares)",
+    file: 'src/journal/journal.ts',
+    find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
+    replace: "return typeof window === 'number' && window >= 0 ? window - 1_000 : UNKNOWN_SEND_WINDOW_MS;",
+    seed: 44,
+  },
+  {
+    name: 'watch-wall-clock',
+    row: 'the watch on the wall clock (`RecordWatch` reads `Date.now()`)',
+    file: 'src/journal/record-watch.ts',
+    find: '    const now = performance.now();',
+    replace: '    const now = Date.now();',
+    seed: 433,
+  },
+  {
+    name: 'watch-not-restarted',
+    row: 'a watch not restarted by a newer version (`RecordWatch` keyed by reference alone)',
+    file: 'src/journal/record-watch.ts',
+    find: '    if (seen !== undefined && seen.version === record.version && seen.updatedAt === record.updatedAt) return Math.max(0, now - seen.at);',
+    replace: '    if (seen !== undefined) return Math.max(0, now - seen.at);',
+    seed: 4,
+  },
+  {
+    name: 'journal-measure-process-clock',
+    row: "the journal's measure on the deciding process's clock (`settleNotFound` reads `Date.now()`)",
+    file: 'src/journal/state-machine.ts',
+    find: '    const bound = verdictBound(record, watchedMs, Date.parse(await journal.now()), graceMs);',
+    replace: '    const bound = verdictBound(record, watchedMs, Date.now(), graceMs);',
+    seed: 3,
+  },
+  {
+    name: 'budget-spends-to-lease-end',
+    row: "a budget holder spending its share up to its lease's end instead of a window before it",
+    file: 'src/collections/shared-budget.ts',
+    find: '    this.#validUntil = sentAt + grantedFor - SHARED_WINDOW_MS;',
+    replace: '    this.#validUntil = sentAt + grantedFor;',
+    seed: 9,
   },
 ];
 
