@@ -98,7 +98,7 @@ export interface BudgetRequest {
    * them, and its fair share is counted from the limit less them, so it gives them back when a till took them. A till
    * that starts (or whose share lapsed while it was idle) finds them at its first renewal instead of waiting for every
    * other holder to give tokens back and for them to cool. At most the limit less one. Absent: 0 (a holder of an
-   * earlier build).
+   * earlier build). None below 5 requests per second (see {@link createReserve}).
    */
   readonly standingReserve?: number | undefined;
   /**
@@ -382,10 +382,13 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
 
   // A holder that sends no creates leaves the standing reserve free for a till that holds nothing yet: its fair share
   // is counted without those tokens (so it gives them back once a till took them) and it never grows into them.
-  // Only on a key tills use (a key only workers use keeps its whole limit for them).
+  // Only on a key tills use (a key only workers use keeps its whole limit for them), and like the tills' reserve not
+  // below 5 per second (one token of four would cost a quarter of the key; there, a till waits for the others' renewals).
   if (holder.creates === true) state.tillsSeen = true;
   const standing =
-    holder.creates === true || state.tillsSeen !== true ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
+    holder.creates === true || state.tillsSeen !== true || createReserve(limit) === 0
+      ? 0
+      : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
   const targets = tillsFirst(
     limit,
     standing,
@@ -395,11 +398,13 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
   // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
   // come at its next renewal, instead of after every other holder gave back its excess and it cooled (seconds).
-  let reserved = standing;
-  if (holder.creates !== true && live.some(([, entry]) => entry.creates === true)) {
+  // The standing reserve counts what live tills keep too: a till holding a token is what it is kept for.
+  let reserved = 0;
+  if (holder.creates !== true) {
     let keptByTills = 0;
     for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
-    reserved = Math.max(reserved, createReserve(limit) - keptByTills);
+    const tillLives = live.some(([, entry]) => entry.creates === true);
+    reserved = Math.max(0, Math.max(standing, tillLives ? createReserve(limit) : 0) - keptByTills);
   }
   // A holder whose lease ran out here (its renewals failed or came late) while its requests were still on their way
   // says so: it keeps tokens it no longer holds. Counted again from the free tokens, before anyone grows into them:
@@ -504,7 +509,8 @@ export const FAIR_TURN_MS = 5_000;
 
 /**
  * The fair shares when tills live: their demands come first (shared among them by {@link fairShares}) as long as
- * every other holder can still keep a token, and the others share what is left less the `standing` reserve. A till's
+ * every other holder can still keep a token, and the others share what is left, at most the limit less the `standing`
+ * reserve (the tills' shares count towards it). A till's
  * creates come at a cashier's pace whatever the backlog, so an equal part (a third of the key among a till and two
  * workers) made its next creates wait for tokens the workers' checks held. With more tills than that leaves tokens
  * for, or without tills, it is {@link fairShares} of the limit less `standing`.
@@ -517,12 +523,15 @@ function tillsFirst(
 ): Map<string, number> {
   const tills = wants.filter((entry) => entry[2]);
   const others = wants.filter((entry) => !entry[2]);
+  if (tills.length === 0) return fairShares(limit - standing, wants, turn);
   const forTills = limit - others.length;
-  if (tills.length === 0 || forTills < tills.length) return fairShares(limit - standing, wants, turn);
+  // Fewer tokens than that: the tills come first in the turns of fairShares.
+  if (forTills < tills.length) return fairShares(limit, wants, turn);
   const shares = fairShares(forTills, tills, turn);
   let kept = 0;
   for (const share of shares.values()) kept += share;
-  for (const [holder, share] of fairShares(Math.max(0, limit - standing - kept), others, turn)) shares.set(holder, share);
+  // The tills' own shares count towards the standing reserve: it is kept for tills, held or free.
+  for (const [holder, share] of fairShares(Math.max(0, limit - Math.max(kept, standing)), others, turn)) shares.set(holder, share);
   return shares;
 }
 
