@@ -175,6 +175,9 @@ async function tillJoining(
   };
 }
 
+/** A difference with its sign. */
+const signed = (value: number) => (value < 0 ? `−${-value}` : `+${value}`);
+
 /** fb4's table: each fleet, the till's first create and p95 against the baseline measured right after it. */
 async function freshTill(script: string, dir: string, service: LimitedService): Promise<void> {
   const rows: string[][] = [];
@@ -198,8 +201,8 @@ async function freshTill(script: string, dir: string, service: LimitedService): 
     const p95 = percentile(seen.budget, 0.95) - percentile(seen.baseline, 0.95);
     rows.push([
       variant.label,
-      `${seen.budget[0]} ms vs ${seen.baseline[0]} ms: +${first} ms ${passFail(first <= 50)}`,
-      `${percentile(seen.budget, 0.95)} ms vs ${percentile(seen.baseline, 0.95)} ms: +${p95} ms ${passFail(p95 <= 50)} (${seen.budget.length})`,
+      `${seen.budget[0]} ms vs ${seen.baseline[0]} ms: ${signed(first)} ms ${passFail(first <= 50)}`,
+      `${percentile(seen.budget, 0.95)} ms vs ${percentile(seen.baseline, 0.95)} ms: ${signed(p95)} ms ${passFail(p95 <= 50)} (${seen.budget.length})`,
       `${seen.worst} ${passFail(seen.worst <= variant.limit)}`,
     ]);
   }
