@@ -398,13 +398,12 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
   // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
   // come at its next renewal, instead of after every other holder gave back its excess and it cooled (seconds).
-  // The standing reserve counts what live tills keep too: a till holding a token is what it is kept for.
-  let reserved = 0;
-  if (holder.creates !== true) {
+  // The standing token stays free beyond what live tills keep (a till that starts while others sell finds it too).
+  let reserved = standing;
+  if (holder.creates !== true && live.some(([, entry]) => entry.creates === true)) {
     let keptByTills = 0;
     for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
-    const tillLives = live.some(([, entry]) => entry.creates === true);
-    reserved = Math.max(0, Math.max(standing, tillLives ? createReserve(limit) : 0) - keptByTills);
+    reserved = Math.max(reserved, createReserve(limit) - keptByTills);
   }
   // A holder whose lease ran out here (its renewals failed or came late) while its requests were still on their way
   // says so: it keeps tokens it no longer holds. Counted again from the free tokens, before anyone grows into them:
@@ -509,11 +508,10 @@ export const FAIR_TURN_MS = 5_000;
 
 /**
  * The fair shares when tills live: their demands come first (shared among them by {@link fairShares}) as long as
- * every other holder can still keep a token, and the others share what is left, at most the limit less the `standing`
- * reserve (the tills' shares count towards it). A till's
+ * every other holder can still keep a token, and the others share what is left less the `standing` reserve. A till's
  * creates come at a cashier's pace whatever the backlog, so an equal part (a third of the key among a till and two
  * workers) made its next creates wait for tokens the workers' checks held. With more tills than that leaves tokens
- * for, or without tills, it is {@link fairShares} of the limit less `standing`.
+ * for, it is {@link fairShares} of the limit (tills first in its turns); without tills, of the limit less `standing`.
  */
 function tillsFirst(
   limit: number,
@@ -530,8 +528,8 @@ function tillsFirst(
   const shares = fairShares(forTills, tills, turn);
   let kept = 0;
   for (const share of shares.values()) kept += share;
-  // The tills' own shares count towards the standing reserve: it is kept for tills, held or free.
-  for (const [holder, share] of fairShares(Math.max(0, limit - Math.max(kept, standing)), others, turn)) shares.set(holder, share);
+  // The standing token stays free beyond what the tills keep: it is for the next till that starts.
+  for (const [holder, share] of fairShares(Math.max(0, limit - kept - standing), others, turn)) shares.set(holder, share);
   return shares;
 }
 

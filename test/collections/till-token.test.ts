@@ -82,18 +82,27 @@ async function until(check: () => boolean): Promise<void> {
  * they hold every token the key leaves them; then a till process starts and sends one create. Returns how many
  * renewals the till had sent when its push left, and how many the workers sent from the till's start until then.
  */
-async function freshTillJoins(name: string, limit: number, workers: number) {
+async function freshTillJoins(name: string, limit: number, workers: number, otherTillSells = false) {
   const file = join(directory, `${name}.db`);
-  // A till has used the key before (an earlier shift): the key is one tills use.
+  // A till has used the key before (an earlier shift): the key is one tills use. Or it still sells, a create a second.
   const earlier = processOn(file, limit);
   await earlier.client.initiate(collection());
-  await earlier.journal.close();
   const stop = new AbortController();
+  const selling = otherTillSells
+    ? (async () => {
+        while (!stop.signal.aborted) {
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await earlier.client.initiate(collection(), { signal: stop.signal }).catch(() => undefined);
+        }
+      })()
+    : earlier.journal.close();
   const fleet = Array.from({ length: workers }, () => processOn(file, limit));
   const running = fleet.map((worker) => saturate(worker.client, stop.signal));
   const workerRenewals = () => fleet.reduce((sum, worker) => sum + worker.renewals.length, 0);
-  // Settled: the earlier till's lease ended (only the workers hold shares) and each worker renewed since.
-  const settled = (worker: (typeof fleet)[number]) => worker.renewals.slice(-2).every((entry) => entry.grant.holders === workers);
+  // Settled: the earlier till's lease ended (only the workers hold shares; or the selling till too) and each worker
+  // renewed since.
+  const holders = otherTillSells ? workers + 1 : workers;
+  const settled = (worker: (typeof fleet)[number]) => worker.renewals.slice(-2).every((entry) => entry.grant.holders === holders);
   await until(() => fleet.every((worker) => worker.renewals.length >= 4 && settled(worker)));
   const till = processOn(file, limit);
   const before = workerRenewals();
@@ -101,8 +110,9 @@ async function freshTillJoins(name: string, limit: number, workers: number) {
   const meanwhile = workerRenewals() - before;
   const arrivals = [...service.arrivals];
   stop.abort();
-  await Promise.all(running);
+  await Promise.all([...running, selling]);
   await Promise.all([...fleet.map((worker) => worker.journal.close()), till.journal.close()]);
+  if (otherTillSells) await earlier.journal.close();
   return { created, tillRenewalsAtPush: till.renewalsAtPush[0], workerRenewalsMeanwhile: meanwhile, arrivals };
 }
 
@@ -123,3 +133,11 @@ it('a till joining more processes than the key has tokens (5 per second, 8 worke
   expect(seen.tillRenewalsAtPush).toBe(1);
   expect(maxInAnyWindow(seen.arrivals.map((arrival) => arrival.at))).toBeLessThanOrEqual(5);
 }, 40_000);
+
+it('a till joining while another till sells finds a token too: the one kept free is beyond what live tills keep', async () => {
+  service.arrivals.length = 0;
+  const seen = await freshTillJoins('selling', 10, 2, true);
+  expect(seen.created.status).toBe('pending');
+  expect(seen.tillRenewalsAtPush).toBe(1);
+  expect(maxInAnyWindow(seen.arrivals.map((arrival) => arrival.at))).toBeLessThanOrEqual(10);
+}, 30_000);
