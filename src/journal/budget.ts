@@ -386,20 +386,19 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   // below 5 per second (one token of four would cost a quarter of the key; there, a till waits for the others' renewals).
   if (holder.creates === true) state.tillsSeen = true;
   const standing =
-    holder.creates === true || state.tillsSeen !== true || createReserve(limit) === 0
-      ? 0
-      : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
+    state.tillsSeen !== true || createReserve(limit) === 0 ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
   const targets = tillsFirst(
     limit,
-    standing,
+    holder.creates === true ? 0 : standing,
     live.map(([id, entry]) => [id, entry.want, entry.creates === true] as const),
     Math.floor(now / FAIR_TURN_MS),
   );
   const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
   // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
   // come at its next renewal, instead of after every other holder gave back its excess and it cooled (seconds).
-  // The standing token stays free beyond what live tills keep (a till that starts while others sell finds it too).
-  let reserved = standing;
+  // The standing token stays free beyond what live tills keep (a till that starts while others sell finds it too): a
+  // till that already holds tokens grows past it no more than a worker does; only a till holding none takes it.
+  let reserved = holder.creates === true && holder.share === 0 ? 0 : standing;
   if (holder.creates !== true && live.some(([, entry]) => entry.creates === true)) {
     let keptByTills = 0;
     for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
