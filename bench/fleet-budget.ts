@@ -14,6 +14,14 @@
  * - fb3: `'adaptive'`, the service limiting to 15/s (never told): the rate used from 60 s on (goal ≥ 80 % of 15) and
  *   the share of requests answered 429 (goal < 2 %).
  *
+ * - fb4: a fresh till joining a saturated fleet, on one `SqliteJournal` file (processes of one machine): worker
+ *   processes send status checks as fast as the key lets them, then a till process starts and sends a create every
+ *   2 s (a cashier's pace: a sale takes longer); its first create's wait for its token and the p95 of its creates,
+ *   against the same till without a budget started in the same run (goal: within 50 ms of it). Rows: 2 workers on
+ *   10/s and 8 workers on 5/s (more processes than tokens), on a key tills used before (an earlier till's creates);
+ *   2 on 10/s on a key no till used yet; and a till bursting a create every 500 ms (no goal: it waits for its share
+ *   to grow).
+ *
  * `npm run bench -- fleet-budget`. `BENCH_BUDGET_PARTS=fb1,fb3` runs only those parts, `BENCH_BUDGET_FLEETS=4` only
  * that fleet size of fb1; `BENCH_BUDGET_LIMIT` (default 40); `BENCH_BUDGET_TRACE=1` prints arrivals per second and
  * every grant (fb3: the first 20 s, 429s included).
@@ -40,7 +48,7 @@ const SETTLE_MS = 6_000;
 const LEASE_MS = 6_000;
 const DEFAULT_LEASE_MS = 10_000;
 const FB2_RUN_MS = 22_000;
-const part = (name: string) => (process.env.BENCH_BUDGET_PARTS ?? 'fb1,fb2,fb3').split(',').includes(name);
+const part = (name: string) => (process.env.BENCH_BUDGET_PARTS ?? 'fb1,fb2,fb3,fb4').split(',').includes(name);
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 
@@ -101,6 +109,110 @@ function rateBetween(arrivals: readonly Arrival[], from: number, to: number): nu
   return windows / starts;
 }
 
+/**
+ * fb4: a till process joins `workers` processes that spend the whole key on one SQLite file; it sends `creates`
+ * creates, one every `everyMs`. Returns its create waits (ms, in order), with the budget and (`none`) without.
+ */
+async function tillJoining(
+  script: string,
+  file: string,
+  service: LimitedService,
+  limit: number,
+  workers: number,
+  tillsBefore: boolean,
+  everyMs: number,
+): Promise<{ budget: number[]; baseline: number[]; worst: number }> {
+  const env = {
+    BUDGET_JOURNAL: `sqlite:${file}`,
+    BUDGET_BASE_URL: service.baseUrl,
+    BUDGET_LIMIT: String(limit),
+    BUDGET_LEASE_MS: '5000',
+    BUDGET_TRACE: process.env.BENCH_BUDGET_TRACE === '1' ? '1' : '0',
+  };
+  service.arrivals.length = 0;
+  if (tillsBefore) {
+    // An earlier till (an earlier shift) used the key: three creates, then it ends.
+    const earlier = startSender(script, {
+      ...env,
+      BUDGET_SENDER: 'earlier-till',
+      BUDGET_CHECKS: '0',
+      BUDGET_CREATE_EVERY_MS: '200',
+      BUDGET_RUN_MS: '700',
+    });
+    await earlier.done;
+  }
+  const fleet = Array.from({ length: workers }, (_, index) =>
+    startSender(script, { ...env, BUDGET_SENDER: `worker-${index + 1}`, BUDGET_CHECKS: '6', BUDGET_RUN_MS: '30000' }),
+  );
+  await Promise.all(fleet.map((worker) => worker.ready));
+  // The workers' shares settle (and the earlier till's lease of 5 s ends): they spend all the key leaves them.
+  await wait(8_000);
+  const till = (name: string, budget: boolean) =>
+    startSender(script, {
+      ...env,
+      ...(budget ? {} : { BUDGET_LIMIT: 'none' }),
+      BUDGET_SENDER: name,
+      BUDGET_CHECKS: '0',
+      BUDGET_CREATE_EVERY_MS: String(everyMs),
+      BUDGET_RUN_MS: String(everyMs * 6 + 300),
+    });
+  const withBudget = till('till', true);
+  await withBudget.done;
+  if (process.env.BENCH_BUDGET_TRACE === '1') {
+    console.log(`  till's grants: ${withBudget.grants.map((entry) => entry.grant).join('; ')}`);
+    console.log(`  till's create waits: ${withBudget.createWaits.map((entry) => entry.ms).join(', ')}`);
+  }
+  const baseline = till('till-without-budget', false);
+  await baseline.done;
+  for (const worker of fleet) worker.child.kill('SIGTERM');
+  await Promise.all(fleet.map((worker) => worker.done.catch(() => undefined)));
+  // Within the budget: every arrival but the baseline till's (which the budget does not count).
+  const counted = service.arrivals.filter((arrival) => arrival.sender !== 'till-without-budget').map((arrival) => arrival.at);
+  return {
+    budget: withBudget.createWaits.map((entry) => entry.ms),
+    baseline: baseline.createWaits.map((entry) => entry.ms),
+    worst: maxInAnyWindow(counted),
+  };
+}
+
+/** A difference with its sign. */
+const signed = (value: number) => (value < 0 ? `−${-value}` : `+${value}`);
+
+/** fb4's table: each fleet, the till's first create and p95 against the baseline measured right after it. */
+async function freshTill(script: string, dir: string, service: LimitedService): Promise<void> {
+  const rows: string[][] = [];
+  const variants = [
+    { label: '2 workers, 10/s, tills used the key', limit: 10, workers: 2, tillsBefore: true, everyMs: 2_000 },
+    { label: '8 workers, 5/s, tills used the key', limit: 5, workers: 8, tillsBefore: true, everyMs: 2_000 },
+    { label: '2 workers, 10/s, no till used the key yet', limit: 10, workers: 2, tillsBefore: false, everyMs: 2_000 },
+    { label: '2 workers, 10/s, a till bursting every 500 ms (no goal)', limit: 10, workers: 2, tillsBefore: true, everyMs: 500 },
+  ].filter((_, index) => (process.env.BENCH_BUDGET_FB4 ?? '0,1,2,3').split(',').includes(String(index)));
+  for (const [index, variant] of variants.entries()) {
+    const seen = await tillJoining(
+      script,
+      join(dir, `fresh-till-${index}.db`),
+      service,
+      variant.limit,
+      variant.workers,
+      variant.tillsBefore,
+      variant.everyMs,
+    );
+    const first = (seen.budget[0] ?? Number.NaN) - (seen.baseline[0] ?? Number.NaN);
+    const p95 = percentile(seen.budget, 0.95) - percentile(seen.baseline, 0.95);
+    rows.push([
+      variant.label,
+      `${seen.budget[0]} ms vs ${seen.baseline[0]} ms: ${signed(first)} ms ${passFail(first <= 50)}`,
+      `${percentile(seen.budget, 0.95)} ms vs ${percentile(seen.baseline, 0.95)} ms: ${signed(p95)} ms ${passFail(p95 <= 50)} (${seen.budget.length})`,
+      `${seen.worst} ${passFail(seen.worst <= variant.limit)}`,
+    ]);
+  }
+  printTable(
+    '(fb4) a fresh till joining a saturated fleet on one SQLite file: its create waits with the budget vs the same till without one (same run)',
+    ['fleet', 'first create: budget vs none (≤ +50 ms)', 'p95 of its creates (≤ +50 ms)', 'most in any 1 s (≤ L)'],
+    rows,
+  );
+}
+
 export async function run(_sdk: BenchSdk): Promise<void> {
   const { PostgresJournal } = (await import(new URL('../dist/postgres/index.js', import.meta.url).href)) as Postgres;
   const dir = await mkdtemp(join(tmpdir(), 'tap-collections-fleet-budget-'));
@@ -117,8 +229,14 @@ export async function run(_sdk: BenchSdk): Promise<void> {
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'silent',
   });
-  const server = await startPostgres();
   const service: LimitedService = await startLimitedService();
+  if (part('fb4')) await freshTill(script, dir, service);
+  if (!(part('fb1') || part('fb2') || part('fb3'))) {
+    await service.close();
+    await rm(dir, { recursive: true, force: true });
+    return;
+  }
+  const server = await startPostgres();
   let tableNumber = 0;
 
   /** A new table with `BACKLOG` open payments; the settings every process of a part shares. */

@@ -44,6 +44,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchmarkModule>> = {
   'tap-history': () => import('./tap-history.ts'),
   simulation: () => import('./simulation.ts'),
   metrics: () => import('./metrics.ts'),
+  cashier: () => import('./cashier.ts'),
 };
 
 async function main(): Promise<void> {

@@ -44,6 +44,11 @@ export const RENEW_MS = 2_000;
 export const DEFAULT_BUDGET_LEASE_MS = 10_000;
 /** The shortest lease accepted: a renewal, a window and a second of slack. */
 export const MIN_BUDGET_LEASE_MS = 5_000;
+/**
+ * Tokens of the key every holder of this process leaves free, while it sends no creates, for a till that holds none
+ * yet (`standingReserve` of the journal's renewal): a till's first create takes its token at its first renewal.
+ */
+export const STANDING_CREATE_RESERVE = 1;
 /** While a create was sent this recently, re-checks leave one token of each window to creates. */
 const CREATES_RECENT_MS = 10_000;
 /** The shortest pause between two renewals asked for early (no share, a 429). */
@@ -369,6 +374,7 @@ export class KeyBudget {
           creates: sentAt - this.#lastCreateAt < CREATES_RECENT_MS,
           inUse: this.#spentInWindow(sentAt),
           renewal: ++this.#renewals,
+          standingReserve: STANDING_CREATE_RESERVE,
           // The time this process measured since the journal's last answer (sent earlier than measured: a lower bound).
           ...(this.#answeredEvent === undefined ? {} : { since: { event: this.#answeredEvent, elapsedMs: sentAt - this.#answeredAt } }),
           ...report,

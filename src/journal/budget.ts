@@ -93,6 +93,15 @@ export interface BudgetRequest {
       }
     | undefined;
   /**
+   * Tokens of the key this holder leaves free for a till that holds none yet, on a key tills have used
+   * ({@link BudgetState.tillsSeen}), even while no till lives: a holder that does not send creates never grows into
+   * them, and its fair share is counted from the limit less them, so it gives them back when a till took them. A till
+   * that starts (or whose share lapsed while it was idle) finds them at its first renewal instead of waiting for every
+   * other holder to give tokens back and for them to cool. At most the limit less one. Absent: 0 (a holder of an
+   * earlier build). None below 5 requests per second (see {@link createReserve}).
+   */
+  readonly standingReserve?: number | undefined;
+  /**
    * The holder's renewal number, increasing with each renewal it sends. A renewal numbered no higher than one the
    * journal already applied for the holder changes nothing: one its holder gave up waiting for, delivered late, after
    * a later renewal (its `keep` is stale).
@@ -167,6 +176,11 @@ export interface BudgetState {
   cutAt: number;
   /** The number of the last renewal (every renewal of the key is one event). */
   event: number;
+  /**
+   * A holder has sent creates on this key (a till): from then on, holders that leave a standing reserve for tills
+   * ({@link BudgetRequest.standingReserve}) leave it free, whether a till lives now or not.
+   */
+  tillsSeen?: boolean;
   /** Every holder by id, live or with tokens still cooling. */
   holders: Record<string, BudgetHolder>;
 }
@@ -216,6 +230,8 @@ export function budgetRequestProblem(request: BudgetRequest): string | undefined
     )
   )
     return 'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }';
+  if (request.standingReserve !== undefined && !(Number.isSafeInteger(request.standingReserve) && request.standingReserve >= 0))
+    return 'standingReserve must be a whole number ≥ 0';
   if (request.renewal !== undefined && !(Number.isSafeInteger(request.renewal) && request.renewal >= 0))
     return 'renewal must be a whole number ≥ 0';
   return undefined;
@@ -364,19 +380,29 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   if (adaptive) adapt(state, request, now, declared, handedOut(state));
   const limit = Math.max(0, Math.floor(adaptive ? Math.min(state.rate, declared) : declared === Number.POSITIVE_INFINITY ? 0 : declared));
 
-  const targets = fairShares(
+  // A holder that sends no creates leaves the standing reserve free for a till that holds nothing yet: its fair share
+  // is counted without those tokens (so it gives them back once a till took them) and it never grows into them.
+  // Only on a key tills use (a key only workers use keeps its whole limit for them), and like the tills' reserve not
+  // below 5 per second (one token of four would cost a quarter of the key; there, a till waits for the others' renewals).
+  if (holder.creates === true) state.tillsSeen = true;
+  const standing =
+    state.tillsSeen !== true || createReserve(limit) === 0 ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
+  const targets = tillsFirst(
     limit,
+    holder.creates === true ? 0 : standing,
     live.map(([id, entry]) => [id, entry.want, entry.creates === true] as const),
     Math.floor(now / FAIR_TURN_MS),
   );
   const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
   // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
   // come at its next renewal, instead of after every other holder gave back its excess and it cooled (seconds).
-  let reserved = 0;
+  // The standing token stays free beyond what live tills keep (a till that starts while others sell finds it too): a
+  // till that already holds tokens grows past it no more than a worker does; only a till holding none takes it.
+  let reserved = holder.creates === true && holder.share === 0 ? 0 : standing;
   if (holder.creates !== true && live.some(([, entry]) => entry.creates === true)) {
     let keptByTills = 0;
     for (const [, entry] of live) if (entry.creates === true) keptByTills += entry.share;
-    reserved = Math.max(0, createReserve(limit) - keptByTills);
+    reserved = Math.max(reserved, createReserve(limit) - keptByTills);
   }
   // A holder whose lease ran out here (its renewals failed or came late) while its requests were still on their way
   // says so: it keeps tokens it no longer holds. Counted again from the free tokens, before anyone grows into them:
@@ -478,6 +504,33 @@ function adapt(state: BudgetState, request: BudgetRequest, now: number, cap: num
  * token to move (given back at a renewal, cooled a window, taken at the next), short enough that no holder waits long.
  */
 export const FAIR_TURN_MS = 5_000;
+
+/**
+ * The fair shares when tills live: their demands come first (shared among them by {@link fairShares}) as long as
+ * every other holder can still keep a token, and the others share what is left less the `standing` reserve. A till's
+ * creates come at a cashier's pace whatever the backlog, so an equal part (a third of the key among a till and two
+ * workers) made its next creates wait for tokens the workers' checks held. With more tills than that leaves tokens
+ * for, it is {@link fairShares} of the limit (tills first in its turns); without tills, of the limit less `standing`.
+ */
+function tillsFirst(
+  limit: number,
+  standing: number,
+  wants: readonly (readonly [holder: string, want: number, creates: boolean])[],
+  turn: number,
+): Map<string, number> {
+  const tills = wants.filter((entry) => entry[2]);
+  const others = wants.filter((entry) => !entry[2]);
+  if (tills.length === 0) return fairShares(limit - standing, wants, turn);
+  const forTills = limit - others.length;
+  // Fewer tokens than that: the tills come first in the turns of fairShares.
+  if (forTills < tills.length) return fairShares(limit, wants, turn);
+  const shares = fairShares(forTills, tills, turn);
+  let kept = 0;
+  for (const share of shares.values()) kept += share;
+  // The standing token stays free beyond what the tills keep: it is for the next till that starts.
+  for (const [holder, share] of fairShares(Math.max(0, limit - kept - standing), others, turn)) shares.set(holder, share);
+  return shares;
+}
 
 /**
  * Water-filling of `limit` whole tokens among demands: a holder wanting less than an equal part gets what it wants,

@@ -381,7 +381,7 @@ function wireBudget(run: Run): void {
     );
   };
   // A request arriving after its holder's share ran out in the journal, while the holder's renewals failed or took
-  // longer than the lease: the documented limit of the budget (docs/assumptions.md). Its token was taken in time; the
+  // longer than the lease: the documented limit of the budget (docs/guide/assumptions.md). Its token was taken in time; the
   // journal could not hear that the holder still spends.
   service.renewalTroubled = (proc) =>
     renewalTroubled.has(proc) || (renewalSentAt.get(proc) ?? Number.POSITIVE_INFINITY) <= (shareCountsUntil.get(proc) ?? 0);

@@ -398,6 +398,30 @@ describe('allocateBudget (the journal side)', () => {
       ]);
   });
 
+  it("a till's demand comes before the workers' equal parts, and a key tills used keeps a standing token free for the next till", () => {
+    const journal = measuredRenewals();
+    const worker = (holder: string, keep: number, now: number) =>
+      journal.renew({ ...base, limit: 10, holder, keep, want: 100, standingReserve: 1 }, now);
+    // A key no till used yet: the workers take all of it.
+    worker('w1', 0, 0);
+    worker('w2', 0, 10);
+    expect((journal.state.holders.w1?.share ?? 0) + (journal.state.holders.w2?.share ?? 0)).toBe(10);
+    // A till asks for 6 (four creates a second): its fair share is its demand, not a third of the key.
+    const till = journal.renew({ ...base, limit: 10, holder: 'till', keep: 0, want: 6, creates: true }, 100);
+    expect(till.grant.target).toBe(6);
+    // The workers share what is left less the standing token (for the next till that starts): 3 of 10 between them.
+    expect(worker('w1', 2, 2_000).grant.target + worker('w2', 1, 2_010).grant.target).toBe(3);
+    // Once the till's lease ended, the workers still leave one token free: the key is one tills use.
+    for (let at = 3_000; at <= 3_000 + base.leaseMs + 3_000; at += 1_000) {
+      worker('w1', journal.state.holders.w1?.share ?? 0, at);
+      worker('w2', journal.state.holders.w2?.share ?? 0, at + 10);
+    }
+    expect(journal.state.holders.till).toBeUndefined();
+    expect(handedOut(journal.state)).toBe(9);
+    // A till that starts takes it at its first renewal.
+    expect(journal.renew({ ...base, limit: 10, holder: 'next-till', keep: 0, want: 2, creates: true }, 15_000).grant.share).toBe(1);
+  });
+
   it('takes the strictest declared limit of the live holders', () => {
     let { state } = allocateBudget(undefined, { ...base, holder: 'a', keep: 0, want: 100, limit: 30 }, 0);
     const grant = allocateBudget(state, { ...base, holder: 'b', keep: 0, want: 100, limit: 12 }, 10).grant;

@@ -4,7 +4,7 @@
  * and then when told to (a till).
  *
  * Configured by environment: BUDGET_JOURNAL (`sqlite:<file>` or `postgres`, with DATABASE_URL and JOURNAL_TABLE),
- * BUDGET_BASE_URL, BUDGET_LIMIT (a number or `adaptive`), BUDGET_LEASE_MS, BUDGET_SENDER (its name, sent as
+ * BUDGET_BASE_URL, BUDGET_LIMIT (a number, `adaptive`, or `none`: no shared budget), BUDGET_LEASE_MS, BUDGET_SENDER (its name, sent as
  * `x-sender`), BUDGET_CHECKS (concurrent check loops, default 8), BUDGET_CREATE_EVERY_MS (a create every so often,
  * default none), BUDGET_WORKER (`1`: a settlement worker settles the journal's open payments instead of the check
  * loops), BUDGET_RUN_MS (how long, default until killed). Lines: `ready`, then `create-wait <ms>` per create
@@ -78,8 +78,13 @@ const client = new CollectionsClient({
   journal,
   apiKey: 'budget-test-key-0123456789',
   baseUrl: env('BUDGET_BASE_URL'),
-  requestsPerSecond: limitText === 'adaptive' ? 'adaptive' : Number(limitText),
-  budgetLeaseMs: Number(env('BUDGET_LEASE_MS', '10000')),
+  // `none`: no shared budget (a benchmark's baseline).
+  ...(limitText === 'none'
+    ? {}
+    : {
+        requestsPerSecond: limitText === 'adaptive' ? 'adaptive' : Number(limitText),
+        budgetLeaseMs: Number(env('BUDGET_LEASE_MS', '10000')),
+      }),
   headers: { 'x-sender': sender },
   logLevel: 'error',
   maxRetries: 0,
