@@ -4,10 +4,13 @@
  * machines share the open payments without two of them checking one payment at once. Its options are in
  * `settlement-worker-options.ts`.
  *
- * The scheduler (pump, timer, tokens) and the checks are here. What holds a part of its own is elsewhere: the leases
- * (scan, adopt, renew, park, set aside, release on stop) in `worker-leases.ts`, which hands each payment it adopts to
- * the scheduler and asks it to look again after each lease step; the shares of a plan (`settlement-worker-options.ts`),
- * the pause by age (`poller.ts`), the record `onSettled` is given and the pause after a 429 (`worker-outcome.ts`).
+ * The scheduler (pump, timer, tokens) and the checks are here; what a check's answer does to the payment is in
+ * `worker-settling.ts`, and which payments the worker holds in `worker-leases.ts` (scan, adopt, renew, park, set
+ * aside, release on stop). Both call back through narrow hooks: the leases hand each payment they adopt to the
+ * scheduler and ask it to look again after each lease step; the settling steps say at the moment they decide whether
+ * a payment is done, checked again on its schedule, or retried. What stands alone is elsewhere too: the shares of a
+ * plan (`settlement-worker-options.ts`), the pause by age (`poller.ts`), the record `onSettled` is given and the
+ * pause after a 429 (`worker-outcome.ts`).
  *
  * @module
  */
@@ -16,8 +19,7 @@ import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors
 import { isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId } from '../core/uuid.js';
-import { isOpenPaymentState, type PaymentRecord } from '../journal/journal.js';
-import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
+import { isOpenPaymentState } from '../journal/journal.js';
 import { DeploymentMismatchError } from './deployment.js';
 import { scrubObservation } from './journal-binding.js';
 import { JournalOutage } from './journal-outage.js';
@@ -34,7 +36,8 @@ import {
   workerShares,
 } from './settlement-worker-options.js';
 import { type Held, WorkerLeases } from './worker-leases.js';
-import { mergeChange, rateLimitPauseMs, reasonOf } from './worker-outcome.js';
+import { rateLimitPauseMs, reasonOf } from './worker-outcome.js';
+import { WorkerSettling } from './worker-settling.js';
 
 export type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
 
@@ -55,7 +58,6 @@ class Worker implements SettlementWorker {
   readonly done: Promise<void>;
   readonly #context: SettlementWorkerContext;
   readonly #plan: Plan;
-  readonly #onSettled: SettlementWorkerOptions['onSettled'];
   readonly #signal: AbortSignal | undefined;
   readonly #queue = new DueQueue<Held>();
   /** First checks of new payments: served before every re-check, so old payments never starve a new one. */
@@ -63,7 +65,6 @@ class Worker implements SettlementWorker {
   /** Payments already reported as stale. */
   readonly #reported = new Set<string>();
   readonly #onStale: SettlementWorkerOptions['onStale'];
-  readonly #onContradiction: SettlementWorkerOptions['onContradiction'];
   /** Checks waiting for a token at the wire. */
   #waitingForToken = 0;
   /** Checks started that have not taken their token yet (in the client's queue, or its key function). */
@@ -78,8 +79,7 @@ class Worker implements SettlementWorker {
   readonly #tasks = new Set<Promise<void>>();
   /** A lease must have this much left beyond a check's time limit when the check starts. */
   readonly #leaseMarginMs: number;
-  /** Who the journal's history names for this worker's writes. */
-  readonly #by: string;
+  readonly #settling: WorkerSettling;
   #resolveDone!: () => void;
   #stopped: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -100,9 +100,7 @@ class Worker implements SettlementWorker {
     options.signal?.throwIfAborted();
     this.#outage = new JournalOutage(context.logger);
     this.#context = { ...context, journal: this.#outage.watch(context.journal) };
-    this.#onSettled = options.onSettled;
     this.#onStale = options.onStale;
-    this.#onContradiction = options.onContradiction;
     const { leaseMs } = this.#plan;
     const shares = workerShares(this.#plan);
     this.#firstCheckTokens = shares.firstCheckTokens;
@@ -114,7 +112,13 @@ class Worker implements SettlementWorker {
     this.#signal = options.signal;
     this.#bucket = new TokenBucket(this.#plan.requestsPerSecond, BUDGET_WINDOW_MS + BUDGET_GUARD_MS);
     this.#leaseMarginMs = Math.min(1_000, Math.ceil(this.#plan.leaseMs / 10));
-    this.#by = `worker:${this.workerId}`;
+    this.#settling = new WorkerSettling(this.#context, this.#plan, `worker:${this.workerId}`, options, this.#abort.signal, {
+      forget: (entry) => this.#leases.forget(entry),
+      later: (entry) => this.#later(entry),
+      retry: (entry) => this.#schedule(entry, this.#plan.maxIntervalMs),
+      checkAgain: (referenceId) => this.#send(referenceId, this.#context.timeoutMs, this.#takeToken),
+      stopped: () => this.#stopped !== undefined,
+    });
     this.#leases = new WorkerLeases(this.workerId, this.#context, this.#plan, shares, this.#outage, {
       adopted: (entry, pauseMs) => this.#adopted(entry, pauseMs),
       changed: () => this.#pump(),
@@ -289,23 +293,6 @@ class Worker implements SettlementWorker {
     return agedPauseMs(scheduled, ageMs, this.#plan.maxIntervalMs);
   }
 
-  /** A payment whose final record the service contradicts (marked by then): `onContradiction`, else an `error` line. */
-  async #reportContradiction(record: PaymentRecord): Promise<void> {
-    const { logger } = this.#context;
-    const { referenceId, state, contradiction } = record;
-    try {
-      if (this.#onContradiction !== undefined) await this.#onContradiction(record);
-      else {
-        logger.error(
-          `settlement worker: the service contradicts ${referenceId}, which the journal records as ${state}; the record keeps its state and is marked (journal list --contradictions): a person must look at it`,
-          { state, statusText: contradiction?.statusText, requestId: contradiction?.requestId },
-        );
-      }
-    } catch (error) {
-      logger.error(`settlement worker: onContradiction threw for ${referenceId}`, reasonOf(error));
-    }
-  }
-
   async #reportStale(referenceId: string): Promise<void> {
     const { journal, logger } = this.#context;
     try {
@@ -321,8 +308,13 @@ class Worker implements SettlementWorker {
     }
   }
 
-  /** After a check that leaves the payment open: kept and scheduled, or parked by the leases until it is due. */
-  #next(entry: Held, pauseMs: number): void {
+  /**
+   * After a check that leaves the payment open: its next check after the pause of its schedule, kept and scheduled,
+   * or parked by the leases until it is due.
+   */
+  #later(entry: Held): void {
+    entry.fresh = false;
+    const pauseMs = this.#pauseOf(entry);
     if (!this.#leases.park(entry, pauseMs)) this.#schedule(entry, pauseMs);
   }
 
@@ -433,23 +425,8 @@ class Worker implements SettlementWorker {
       this.#answeredLikeTheService();
       // An unknown word was warned about (once per payment and word) where the client read it.
       const observation = scrubObservation(this.#context.statusWords.observation(status), this.#context.logger);
-      if (observation.state !== 'pending') {
-        await this.#settle(entry, observation);
-      } else {
-        // Written when it tells something new: an initiating or unknown payment exists, or a new word.
-        if (entry.state !== 'pending' || entry.statusText !== observation.statusText) {
-          const moved = await advance(this.#context.journal, entry.referenceId, observation, this.#by);
-          if (moved.record !== undefined && !isOpenPaymentState(moved.record.state)) {
-            if (moved.contradiction !== undefined) await this.#reportContradiction(moved.record);
-            this.#leases.forget(entry);
-            return;
-          }
-          entry.state = 'pending';
-          entry.statusText = observation.statusText;
-        }
-        entry.fresh = false;
-        this.#next(entry, this.#pauseOf(entry));
-      }
+      if (observation.state !== 'pending') await this.#settling.settle(entry, observation);
+      else await this.#settling.pending(entry, observation);
     } catch (error) {
       if (!this.#outage.down)
         this.#context.logger.error(`settlement worker: ${entry.referenceId} could not be recorded; trying again`, reasonOf(error));
@@ -480,7 +457,10 @@ class Worker implements SettlementWorker {
       try {
         await this.#context.judgeNotFound(error);
         this.#answeredLikeTheService();
-        if ((entry.state === 'initiating' || entry.state === 'unknown') && ((await this.#resent(entry)) || (await this.#notFound(entry)))) {
+        if (
+          (entry.state === 'initiating' || entry.state === 'unknown') &&
+          ((await this.#settling.resent(entry)) || (await this.#settling.notFound(entry)))
+        ) {
           return;
         }
       } catch (problem) {
@@ -491,133 +471,11 @@ class Worker implements SettlementWorker {
     }
     if (isRetryable(error) || error instanceof NotFoundError) {
       logger.debug(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
-      entry.fresh = false;
-      this.#next(entry, this.#pauseOf(entry));
+      this.#later(entry);
       return;
     }
     // 400/401/403/422 or an unreadable answer: nothing this payment can fix; keep it open, slowly.
     logger.error(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
     this.#schedule(entry, this.#plan.maxIntervalMs);
-  }
-
-  /**
-   * After a 404, for a service that refuses duplicate references: sends the payment's create again (see
-   * `SettlementWorkerContext.resend`) and follows the record it leaves. True when a resend was made (the payment is
-   * then settled, or checked again on its schedule).
-   */
-  async #resent(entry: Held): Promise<boolean> {
-    const { journal, resend } = this.#context;
-    if (resend === undefined) return false;
-    const record = await journal.get(entry.referenceId);
-    if (record === undefined || (record.state !== 'initiating' && record.state !== 'unknown')) return false;
-    let resent: Awaited<ReturnType<typeof resend>>;
-    try {
-      resent = await resend(record, this.#by, this.#abort.signal);
-    } catch (error) {
-      // Stopped mid-resend: the record says unknown (written by the resend), and the next worker takes it up.
-      if (this.#stopped) return true;
-      throw error;
-    }
-    if (resent === undefined) return false;
-    const moved = resent.record;
-    if (isOpenPaymentState(moved.state)) {
-      entry.state = moved.state;
-      entry.statusText = moved.statusText;
-      entry.fresh = false;
-      this.#next(entry, this.#pauseOf(entry));
-      return true;
-    }
-    // Delivered only when this worker's own resend settled it: another writer that did delivers it itself.
-    if (resent.sent && this.#onSettled !== undefined) {
-      try {
-        await this.#onSettled(moved);
-      } catch (error) {
-        this.#context.logger.error(
-          `settlement worker: onSettled threw for ${entry.referenceId} (${moved.state}, recorded)`,
-          reasonOf(error),
-        );
-      }
-    }
-    this.#leases.forget(entry);
-    return true;
-  }
-
-  /**
-   * After a 404: closes the payment as `not-sent` when the journal proves nothing can still arrive (see
-   * `settleNotFound`; its second status check takes a token like any other). True when the payment is no
-   * longer this worker's to check. `not-sent` is recorded before `onSettled` hears of it: delivered first, a
-   * close that then lost its race (an attempt began meanwhile) would have announced a false outcome.
-   */
-  async #notFound(entry: Held): Promise<boolean> {
-    const { journal, watch } = this.#context;
-    const verdict = await settleNotFound(
-      journal,
-      watch,
-      entry.referenceId,
-      this.#plan.notFoundGraceMs,
-      async () => {
-        try {
-          const again = await this.#send(entry.referenceId, this.#context.timeoutMs, this.#takeToken);
-          return scrubObservation(this.#context.statusWords.observation(again), this.#context.logger);
-        } catch (error) {
-          if (!(error instanceof NotFoundError)) throw error;
-          // The deciding 404 is judged like the first: only the service's own answer closes a payment.
-          await this.#context.judgeNotFound(error);
-          return { kind: 'not-found', requestId: error.requestId };
-        }
-      },
-      this.#by,
-    );
-    const record = verdict?.record;
-    if (verdict.contradiction !== undefined && record !== undefined) await this.#reportContradiction(record);
-    if (record === undefined || isOpenPaymentState(record.state)) {
-      if (record !== undefined) entry.state = record.state;
-      return false;
-    }
-    // Delivered only when this worker's own write settled it. A contradiction is applied too (the mark), but on a
-    // record someone else closed, who had that outcome, and which the service now denies: reported, never delivered.
-    if (verdict.applied && verdict.contradiction === undefined && this.#onSettled !== undefined) {
-      try {
-        await this.#onSettled(record);
-      } catch (error) {
-        this.#context.logger.error(`settlement worker: onSettled threw for ${entry.referenceId} (not-sent, recorded)`, reasonOf(error));
-      }
-    }
-    this.#leases.forget(entry);
-    return true;
-  }
-
-  /**
-   * Delivers the final status (`onSettled`), then records it. In that order, a crash between the two
-   * delivers twice rather than never; a status is a fact about the service, so delivering it is never false.
-   */
-  async #settle(entry: Held, observation: Extract<PaymentObservation, { kind: 'status' }>): Promise<void> {
-    const { journal, logger } = this.#context;
-    const current = await journal.get(entry.referenceId);
-    if (current === undefined || !isOpenPaymentState(current.state)) {
-      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver, unless
-      // the service's answer contradicts the outcome they recorded: that is marked and reported.
-      // A final record is never leased again: its lease needs no release (one write less per payment).
-      if (current !== undefined && decide(current, observation, this.#by).kind === 'contradiction') {
-        const marked = await advance(journal, entry.referenceId, observation, this.#by);
-        if (marked.contradiction !== undefined && marked.record !== undefined) await this.#reportContradiction(marked.record);
-      }
-      this.#leases.forget(entry);
-      return;
-    }
-    if (entry.gone) return;
-    const decision = decide(current, observation, this.#by);
-    if (this.#onSettled !== undefined && decision.kind === 'change') {
-      try {
-        await this.#onSettled(mergeChange(current, decision.change));
-      } catch (error) {
-        logger.error(`settlement worker: onSettled threw for ${entry.referenceId}; it stays open and is delivered again`, reasonOf(error));
-        this.#schedule(entry, this.#plan.maxIntervalMs);
-        return;
-      }
-    }
-    await advance(journal, entry.referenceId, observation, this.#by);
-    this.#context.watch.forget(entry.referenceId);
-    this.#leases.forget(entry);
   }
 }
