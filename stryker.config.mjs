@@ -19,6 +19,12 @@ export default {
     // contradiction and a final status do to a payment) move within the file with every change, and a range
     // silently stops covering them. Its scheduler, leases and budget are mutated too; their survivors are listed.
     'src/collections/settlement-worker.ts',
+    // Moved out of the worker file unchanged: what a status answer, a 404 (a resend, a not-sent close) and a
+    // contradiction do to a payment, and what onSettled and onContradiction hear.
+    'src/collections/worker-settling.ts',
+    // Moved out of the worker file unchanged: which payments it holds (scan, renew, park, set aside, release), the
+    // quota and the reserve; a lease kept past its bound would let two workers check one payment.
+    'src/collections/worker-leases.ts',
     // Moved out of the worker file unchanged: the record onSettled is given and the pause after a 429.
     'src/collections/worker-outcome.ts',
     // What a 404 proves (only the service's own, and not on a wrong base URL) and the second, monotonic measure of

@@ -4,23 +4,22 @@
  * machines share the open payments without two of them checking one payment at once. Its options are in
  * `settlement-worker-options.ts`.
  *
- * About 650 lines, not yet split further: the scheduler (pump, timer, tokens), the lease bookkeeping (scan, adopt,
- * renew, park, forget, release on stop) and the settling steps share their state (the held entries, the queues,
- * the pause after a 429), and each lease step re-arms the scheduler. Moving the leases into a class of their own
- * (held, checking, reported; scan/renew/park/forget/releaseAll) is the next step; it changes how those steps reach
- * the scheduler, so it is left to a change of its own with the worker's tests run on it. What stands alone is
- * elsewhere: the shares of a plan (`settlement-worker-options.ts`), the pause by age (`poller.ts`), the record
- * `onSettled` is given and the pause after a 429 (`worker-outcome.ts`).
+ * The scheduler (pump, timer, tokens) and the checks are here; what a check's answer does to the payment is in
+ * `worker-settling.ts`, and which payments the worker holds in `worker-leases.ts` (scan, adopt, renew, park, set
+ * aside, release on stop). Both call back through narrow hooks: the leases hand each payment they adopt to the
+ * scheduler and ask it to look again after each lease step; the settling steps say at the moment they decide whether
+ * a payment is done, checked again on its schedule, or retried. What stands alone is elsewhere too: the shares of a
+ * plan (`settlement-worker-options.ts`), the pause by age (`poller.ts`), the record `onSettled` is given and the
+ * pause after a 429 (`worker-outcome.ts`).
  *
  * @module
  */
-import { type DueItem, DueQueue } from '../core/due-queue.js';
+import { DueQueue } from '../core/due-queue.js';
 import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors.js';
 import { isRetryable } from '../core/retry.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
-import { newReferenceId, UUID_PATTERN } from '../core/uuid.js';
-import { isOpenPaymentState, type PaymentDeployment, type PaymentRecord, type PaymentState } from '../journal/journal.js';
-import { advance, decide, type PaymentObservation, settleNotFound } from '../journal/state-machine.js';
+import { newReferenceId } from '../core/uuid.js';
+import { isOpenPaymentState } from '../journal/journal.js';
 import { DeploymentMismatchError } from './deployment.js';
 import { scrubObservation } from './journal-binding.js';
 import { JournalOutage } from './journal-outage.js';
@@ -31,39 +30,16 @@ import {
   MISMATCH_MEMORY_MS,
   type Plan,
   plan,
-  SET_ASIDE_MS,
   type SettlementWorker,
   type SettlementWorkerContext,
   type SettlementWorkerOptions,
   workerShares,
 } from './settlement-worker-options.js';
-import { mergeChange, rateLimitPauseMs, reasonOf } from './worker-outcome.js';
+import { type Held, WorkerLeases } from './worker-leases.js';
+import { rateLimitPauseMs, reasonOf } from './worker-outcome.js';
+import { WorkerSettling } from './worker-settling.js';
 
 export type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
-
-interface Held extends DueItem {
-  readonly referenceId: string;
-  state: PaymentState;
-  statusText: string | undefined;
-  /** The next pause number of the poll schedule. */
-  pauses: number;
-  /** When our lease runs out at the latest: measured from before the lease call was sent. */
-  leaseUntil: number;
-  queued: boolean;
-  /** No longer ours (lease lost, settled, or stopped). */
-  gone: boolean;
-  /** When the journal created the payment (epoch ms): its age slows its checks. */
-  readonly createdAt: number;
-  /** Its first check by this worker, of a payment younger than a minute: served before re-checks. */
-  fresh: boolean;
-  /** Where its push went (absent on records of earlier releases). */
-  readonly deployment: PaymentDeployment | undefined;
-  /** True once its deployment was found to be this client's (checked before its first check). */
-  vetted: boolean;
-}
-
-/** A payment younger than this on its first check is "new": its first check goes before every re-check. */
-const FRESH_MS = 60_000;
 
 /**
  * A spent token stays spent a little longer than the 1 s window: it is taken right before the request leaves
@@ -71,10 +47,6 @@ const FRESH_MS = 60_000;
  * guard let 2 016 through in one window. The cost is 20 % of the peak rate.
  */
 const BUDGET_GUARD_MS = 250;
-/** Ids per renew or release statement. */
-const BATCH = 1_000;
-/** Records per lease statement: large, since a store may scan all its records per call. */
-const LEASE_BATCH = 5_000;
 
 /** Starts a worker; see {@link CollectionsClient.startSettlementWorker}. */
 export function startSettlementWorker(context: SettlementWorkerContext, options: SettlementWorkerOptions = {}): SettlementWorker {
@@ -86,26 +58,20 @@ class Worker implements SettlementWorker {
   readonly done: Promise<void>;
   readonly #context: SettlementWorkerContext;
   readonly #plan: Plan;
-  readonly #onSettled: SettlementWorkerOptions['onSettled'];
   readonly #signal: AbortSignal | undefined;
   readonly #queue = new DueQueue<Held>();
   /** First checks of new payments: served before every re-check, so old payments never starve a new one. */
   readonly #fresh = new DueQueue<Held>();
-  /** Payments this worker keeps at once: what its budget checks at the fastest pace within a lease period. */
-  readonly #quota: number;
-  /** Leased beyond the quota at each scan and handed back after one check: how new payments get in when busy. */
-  readonly #reserve: number;
-  /** Payments already reported as stale, or as unusable (a foreign reference id). */
+  /** Payments already reported as stale. */
   readonly #reported = new Set<string>();
   readonly #onStale: SettlementWorkerOptions['onStale'];
-  readonly #onContradiction: SettlementWorkerOptions['onContradiction'];
   /** Checks waiting for a token at the wire. */
   #waitingForToken = 0;
   /** Checks started that have not taken their token yet (in the client's queue, or its key function). */
   #starting = 0;
   /** Tokens of each window only first checks of new payments may take (none with a budget of 1). */
   readonly #firstCheckTokens: number;
-  readonly #held = new Map<string, Held>();
+  readonly #leases: WorkerLeases;
   /** Payments with a check of this worker in flight: a lease lost and taken again must not start a second one. */
   readonly #checking = new Set<string>();
   readonly #bucket: TokenBucket;
@@ -113,8 +79,7 @@ class Worker implements SettlementWorker {
   readonly #tasks = new Set<Promise<void>>();
   /** A lease must have this much left beyond a check's time limit when the check starts. */
   readonly #leaseMarginMs: number;
-  /** Who the journal's history names for this worker's writes. */
-  readonly #by: string;
+  readonly #settling: WorkerSettling;
   #resolveDone!: () => void;
   #stopped: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -122,10 +87,6 @@ class Worker implements SettlementWorker {
   #inFlight = 0;
   #pausedUntil = 0;
   #rateLimited = 0;
-  #nextScanAt = 0;
-  #nextRenewAt: number;
-  #scanning: Promise<void> | undefined;
-  #renewing: Promise<void> | undefined;
   #configurationProblem: ConfigurationError | undefined;
   /** The last payment of another deployment met, and when (`Date.now()`): reported until it is long past. */
   #otherDeployment: { error: DeploymentMismatchError; at: number } | undefined;
@@ -139,11 +100,10 @@ class Worker implements SettlementWorker {
     options.signal?.throwIfAborted();
     this.#outage = new JournalOutage(context.logger);
     this.#context = { ...context, journal: this.#outage.watch(context.journal) };
-    this.#onSettled = options.onSettled;
     this.#onStale = options.onStale;
-    this.#onContradiction = options.onContradiction;
     const { leaseMs } = this.#plan;
-    ({ quota: this.#quota, reserve: this.#reserve, firstCheckTokens: this.#firstCheckTokens } = workerShares(this.#plan));
+    const shares = workerShares(this.#plan);
+    this.#firstCheckTokens = shares.firstCheckTokens;
     if (leaseMs < context.timeoutMs) {
       context.logger.warn(
         `settlement worker: leaseMs (${leaseMs} ms) is shorter than a check's time limit (timeoutMs ${context.timeoutMs} ms): checks are cut short to fit the lease and may never finish; make leaseMs at least twice timeoutMs`,
@@ -152,8 +112,18 @@ class Worker implements SettlementWorker {
     this.#signal = options.signal;
     this.#bucket = new TokenBucket(this.#plan.requestsPerSecond, BUDGET_WINDOW_MS + BUDGET_GUARD_MS);
     this.#leaseMarginMs = Math.min(1_000, Math.ceil(this.#plan.leaseMs / 10));
-    this.#by = `worker:${this.workerId}`;
-    this.#nextRenewAt = Date.now() + this.#plan.leaseMs / 3;
+    this.#settling = new WorkerSettling(this.#context, this.#plan, `worker:${this.workerId}`, options, this.#abort.signal, {
+      forget: (entry) => this.#leases.forget(entry),
+      later: (entry) => this.#later(entry),
+      retry: (entry) => this.#schedule(entry, this.#plan.maxIntervalMs),
+      checkAgain: (referenceId) => this.#send(referenceId, this.#context.timeoutMs, this.#takeToken),
+      stopped: () => this.#stopped !== undefined,
+    });
+    this.#leases = new WorkerLeases(this.workerId, this.#context, this.#plan, shares, this.#outage, {
+      adopted: (entry, pauseMs) => this.#adopted(entry, pauseMs),
+      changed: () => this.#pump(),
+      track: (task) => this.#track(task),
+    });
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -187,14 +157,7 @@ class Worker implements SettlementWorker {
       this.#context.logger.debug(`settlement worker: ${entry.referenceId} was pushed to another deployment; set aside`);
     }
     this.#otherDeployment = { error, at: Date.now() };
-    this.#forget(entry);
-    this.#track(
-      this.#context.journal.renew(this.workerId, [entry.referenceId], SET_ASIDE_MS).then(
-        () => undefined,
-        (failure: unknown) =>
-          this.#context.logger.debug('settlement worker: could not set a payment aside; its lease runs out by itself', reasonOf(failure)),
-      ),
-    );
+    this.#leases.setAside(entry);
   }
 
   /** A 404 that is not the service's own: said once at `error` as it starts, then the worker reports unhealthy. */
@@ -226,37 +189,19 @@ class Worker implements SettlementWorker {
     this.#timer = undefined;
     this.#abort.abort(new DOMException('The settlement worker stopped', 'AbortError'));
     // Settling steps in progress (onSettled, journal writes) finish: cutting them would deliver twice.
-    while (this.#tasks.size > 0 || this.#scanning || this.#renewing) {
-      await Promise.allSettled([...this.#tasks, this.#scanning, this.#renewing]);
+    while (this.#tasks.size > 0 || this.#leases.running.length > 0) {
+      await Promise.allSettled([...this.#tasks, ...this.#leases.running]);
     }
-    const ids = [...this.#held.keys()];
-    this.#held.clear();
     this.#queue.clear();
     this.#fresh.clear();
-    for (let start = 0; start < ids.length; start += BATCH) {
-      await this.#context.journal.release(this.workerId, ids.slice(start, start + BATCH)).catch((error: unknown) => {
-        if (!this.#outage.down)
-          this.#context.logger.warn('settlement worker: could not release leases; they run out by themselves', reasonOf(error));
-      });
-    }
+    await this.#leases.releaseAll();
     this.#resolveDone();
   }
 
   /** Starts whatever is due, then arms the one timer for the next thing that will be. */
   #pump(): void {
     if (this.#stopped) return;
-    const now = Date.now();
-    if (!this.#scanning && now >= this.#nextScanAt) {
-      // Only what the budget can check: the rest stays free for other workers. The reserve lets new payments
-      // in (the journal leases those first) even when the quota is full of payments that never settle.
-      const room = Math.min(LEASE_BATCH, this.#quota + this.#reserve - this.#held.size);
-      if (room <= 0) this.#nextScanAt = now + this.#plan.scanIntervalMs;
-      else this.#scanning = this.#scan(room);
-    }
-    if (!this.#renewing && now >= this.#nextRenewAt) {
-      if (this.#held.size === 0) this.#nextRenewAt = now + this.#plan.leaseMs / 3;
-      else this.#renewing = this.#renew();
-    }
+    this.#leases.startDue(Date.now());
     for (;;) {
       // Read the clock per check: starting a check takes some synchronous work, and a time read once for
       // the whole loop would date the last tokens and leases too early.
@@ -286,7 +231,7 @@ class Worker implements SettlementWorker {
         // Too little lease left to finish a check inside it: wait for the renewal rather than risk
         // checking while another worker may already hold the payment.
         queue.pop();
-        head.dueAt = Math.max(this.#nextRenewAt, at + this.#leaseMarginMs);
+        head.dueAt = Math.max(this.#leases.nextRenewAt, at + this.#leaseMarginMs);
         queue.push(head);
         continue;
       }
@@ -299,10 +244,7 @@ class Worker implements SettlementWorker {
   }
 
   #arm(now: number): void {
-    let at = Math.min(
-      this.#scanning ? Number.POSITIVE_INFINITY : this.#nextScanAt,
-      this.#renewing ? Number.POSITIVE_INFINITY : this.#nextRenewAt,
-    );
+    let at = this.#leases.nextDueAt;
     const head = this.#queue.peek();
     const fresh = this.#fresh.peek();
     if (this.#inFlight < this.#plan.maxConcurrentChecks && this.#waitingForToken === 0 && this.#starting === 0) {
@@ -351,23 +293,6 @@ class Worker implements SettlementWorker {
     return agedPauseMs(scheduled, ageMs, this.#plan.maxIntervalMs);
   }
 
-  /** A payment whose final record the service contradicts (marked by then): `onContradiction`, else an `error` line. */
-  async #reportContradiction(record: PaymentRecord): Promise<void> {
-    const { logger } = this.#context;
-    const { referenceId, state, contradiction } = record;
-    try {
-      if (this.#onContradiction !== undefined) await this.#onContradiction(record);
-      else {
-        logger.error(
-          `settlement worker: the service contradicts ${referenceId}, which the journal records as ${state}; the record keeps its state and is marked (journal list --contradictions): a person must look at it`,
-          { state, statusText: contradiction?.statusText, requestId: contradiction?.requestId },
-        );
-      }
-    } catch (error) {
-      logger.error(`settlement worker: onContradiction threw for ${referenceId}`, reasonOf(error));
-    }
-  }
-
   async #reportStale(referenceId: string): Promise<void> {
     const { journal, logger } = this.#context;
     try {
@@ -384,86 +309,19 @@ class Worker implements SettlementWorker {
   }
 
   /**
-   * After a check that leaves the payment open: keeps it when its next check is near and the quota allows,
-   * else parks it (its lease renewed until its next check is due, then forgotten): the journal hands it out
-   * again when due, to this worker or another, after new payments.
+   * After a check that leaves the payment open: its next check after the pause of its schedule, kept and scheduled,
+   * or parked by the leases until it is due.
    */
-  #next(entry: Held, pauseMs: number): void {
-    if (pauseMs < this.#plan.leaseMs / 2 && this.#held.size <= this.#quota) {
-      this.#schedule(entry, pauseMs);
-      return;
-    }
-    this.#forget(entry);
-    this.#track(
-      this.#context.journal.renew(this.workerId, [entry.referenceId], Math.max(1, Math.round(pauseMs))).then(
-        () => undefined,
-        (error: unknown) =>
-          this.#context.logger.debug('settlement worker: could not park a payment; its lease runs out by itself', reasonOf(error)),
-      ),
-    );
+  #later(entry: Held): void {
+    entry.fresh = false;
+    const pauseMs = this.#pauseOf(entry);
+    if (!this.#leases.park(entry, pauseMs)) this.#schedule(entry, pauseMs);
   }
 
-  /** Leases up to `room` open payments nobody holds. Called only with room > 0, so it always awaits first. */
-  async #scan(room: number): Promise<void> {
-    const { journal, logger } = this.#context;
-    let full = false;
-    try {
-      const sentAt = Date.now();
-      const records = await journal.lease({ owner: this.workerId, leaseMs: this.#plan.leaseMs, limit: room });
-      full = records.length === room;
-      for (const record of records) this.#adopt(record, sentAt + this.#plan.leaseMs);
-    } catch (error) {
-      if (!this.#outage.down) logger.warn('settlement worker: could not lease open payments; trying again', reasonOf(error));
-    } finally {
-      // A full batch means more may be waiting: look again at once.
-      this.#nextScanAt = full ? Date.now() : Date.now() + this.#plan.scanIntervalMs;
-      this.#scanning = undefined;
-      this.#pump();
-    }
-  }
-
-  #adopt(record: PaymentRecord, leaseUntil: number): void {
-    const known = this.#held.get(record.referenceId);
-    if (known !== undefined) {
-      known.leaseUntil = leaseUntil;
-      return;
-    }
-    if (!UUID_PATTERN.test(record.referenceId)) {
-      // Not a reference id the SDK writes (a foreign row): never requested, reported once, handed back.
-      if (!this.#reported.has(record.referenceId)) {
-        this.#reported.add(record.referenceId);
-        this.#context.logger.warn('settlement worker: skipped a journal record whose referenceId is not a UUID', {
-          referenceId: JSON.stringify(record.referenceId.slice(0, 100)),
-        });
-      }
-      this.#track(this.#context.journal.release(this.workerId, [record.referenceId]).catch(() => undefined));
-      return;
-    }
-    const createdAt = Date.parse(record.createdAt);
-    const entry: Held = {
-      referenceId: record.referenceId,
-      createdAt,
-      fresh: Date.now() - createdAt < FRESH_MS,
-      state: record.state,
-      statusText: record.statusText,
-      pauses: 1,
-      leaseUntil,
-      dueAt: 0,
-      queued: false,
-      gone: false,
-      deployment: record.deployment,
-      vetted: record.deployment === undefined || this.#context.deploymentMismatch === undefined,
-    };
-    this.#held.set(record.referenceId, entry);
-    // The lease is this process's first sight of a payment another process wrote: its own watch starts here.
-    if (record.state === 'initiating' || record.state === 'unknown') this.#context.watch.watched(record);
+  /** A payment the leases took up: due after `pauseMs`, once its deployment is known to be this client's. */
+  #adopted(entry: Held, pauseMs: number): void {
     // Leased again while a check from before the lease was lost is still in flight: due when that check ends.
-    if (this.#checking.has(record.referenceId)) return;
-    // A payment initiated a moment ago is given the schedule's quiet start; one taken over is due now. `createdAt` is
-    // the journal's clock and `Date.now()` this machine's: the quiet start is never longer than itself, so a clock
-    // behind the journal's cannot hold a new payment's first check back by the skew (seed 18900: 270 s).
-    const quietMs = Date.parse(record.createdAt) + this.#plan.initialDelayMs - Date.now();
-    const pauseMs = Math.min(this.#plan.initialDelayMs, quietMs);
+    if (this.#checking.has(entry.referenceId)) return;
     if (entry.vetted) this.#schedule(entry, pauseMs);
     else this.#track(this.#vet(entry, pauseMs));
   }
@@ -486,37 +344,8 @@ class Worker implements SettlementWorker {
     } catch (error) {
       // The key function failed, say: its lease lapses and it is leased again later.
       this.#context.logger.error(`settlement worker: could not tell where ${entry.referenceId} was pushed; trying again`, reasonOf(error));
-      this.#forget(entry);
+      this.#leases.forget(entry);
     } finally {
-      this.#pump();
-    }
-  }
-
-  /** Renews every lease held. Called only with leases held, so it always awaits first. */
-  async #renew(): Promise<void> {
-    const { journal, logger } = this.#context;
-    const sentAt = Date.now();
-    this.#nextRenewAt = sentAt + this.#plan.leaseMs / 3;
-    try {
-      const ids = [...this.#held.keys()];
-      for (let start = 0; start < ids.length; start += BATCH) {
-        // A store that answers at once (memory) would otherwise renew 100 000 leases in one turn of the loop.
-        if (start > 0) await new Promise((resolve) => setTimeout(resolve, 0));
-        const batch = ids.slice(start, start + BATCH);
-        const kept = new Set(await journal.renew(this.workerId, batch, this.#plan.leaseMs));
-        for (const id of batch) {
-          const entry = this.#held.get(id);
-          if (entry === undefined) continue;
-          if (kept.has(id)) entry.leaseUntil = sentAt + this.#plan.leaseMs;
-          else this.#forget(entry);
-        }
-      }
-    } catch (error) {
-      // The leases run out by the local bound; no check starts past it.
-      if (!this.#outage.down) logger.warn('settlement worker: could not renew leases; trying again', reasonOf(error));
-      this.#nextRenewAt = Date.now() + Math.min(1_000, this.#plan.leaseMs / 10);
-    } finally {
-      this.#renewing = undefined;
       this.#pump();
     }
   }
@@ -575,11 +404,6 @@ class Worker implements SettlementWorker {
     }
   };
 
-  #forget(entry: Held): void {
-    entry.gone = true;
-    this.#held.delete(entry.referenceId);
-  }
-
   async #check(entry: Held, timeoutMs: number): Promise<void> {
     this.#inFlight++;
     this.#checking.add(entry.referenceId);
@@ -601,23 +425,8 @@ class Worker implements SettlementWorker {
       this.#answeredLikeTheService();
       // An unknown word was warned about (once per payment and word) where the client read it.
       const observation = scrubObservation(this.#context.statusWords.observation(status), this.#context.logger);
-      if (observation.state !== 'pending') {
-        await this.#settle(entry, observation);
-      } else {
-        // Written when it tells something new: an initiating or unknown payment exists, or a new word.
-        if (entry.state !== 'pending' || entry.statusText !== observation.statusText) {
-          const moved = await advance(this.#context.journal, entry.referenceId, observation, this.#by);
-          if (moved.record !== undefined && !isOpenPaymentState(moved.record.state)) {
-            if (moved.contradiction !== undefined) await this.#reportContradiction(moved.record);
-            this.#forget(entry);
-            return;
-          }
-          entry.state = 'pending';
-          entry.statusText = observation.statusText;
-        }
-        entry.fresh = false;
-        this.#next(entry, this.#pauseOf(entry));
-      }
+      if (observation.state !== 'pending') await this.#settling.settle(entry, observation);
+      else await this.#settling.pending(entry, observation);
     } catch (error) {
       if (!this.#outage.down)
         this.#context.logger.error(`settlement worker: ${entry.referenceId} could not be recorded; trying again`, reasonOf(error));
@@ -626,7 +435,7 @@ class Worker implements SettlementWorker {
       if (!token.taken) this.#starting--;
       this.#inFlight--;
       this.#checking.delete(entry.referenceId);
-      const successor = this.#held.get(entry.referenceId);
+      const successor = this.#leases.get(entry.referenceId);
       if (successor !== undefined && successor !== entry) this.#schedule(successor, 0);
       this.#pump();
     }
@@ -648,7 +457,10 @@ class Worker implements SettlementWorker {
       try {
         await this.#context.judgeNotFound(error);
         this.#answeredLikeTheService();
-        if ((entry.state === 'initiating' || entry.state === 'unknown') && ((await this.#resent(entry)) || (await this.#notFound(entry)))) {
+        if (
+          (entry.state === 'initiating' || entry.state === 'unknown') &&
+          ((await this.#settling.resent(entry)) || (await this.#settling.notFound(entry)))
+        ) {
           return;
         }
       } catch (problem) {
@@ -659,133 +471,11 @@ class Worker implements SettlementWorker {
     }
     if (isRetryable(error) || error instanceof NotFoundError) {
       logger.debug(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
-      entry.fresh = false;
-      this.#next(entry, this.#pauseOf(entry));
+      this.#later(entry);
       return;
     }
     // 400/401/403/422 or an unreadable answer: nothing this payment can fix; keep it open, slowly.
     logger.error(`settlement worker: status check of ${entry.referenceId} failed; still waiting`, reasonOf(error));
     this.#schedule(entry, this.#plan.maxIntervalMs);
-  }
-
-  /**
-   * After a 404, for a service that refuses duplicate references: sends the payment's create again (see
-   * `SettlementWorkerContext.resend`) and follows the record it leaves. True when a resend was made (the payment is
-   * then settled, or checked again on its schedule).
-   */
-  async #resent(entry: Held): Promise<boolean> {
-    const { journal, resend } = this.#context;
-    if (resend === undefined) return false;
-    const record = await journal.get(entry.referenceId);
-    if (record === undefined || (record.state !== 'initiating' && record.state !== 'unknown')) return false;
-    let resent: Awaited<ReturnType<typeof resend>>;
-    try {
-      resent = await resend(record, this.#by, this.#abort.signal);
-    } catch (error) {
-      // Stopped mid-resend: the record says unknown (written by the resend), and the next worker takes it up.
-      if (this.#stopped) return true;
-      throw error;
-    }
-    if (resent === undefined) return false;
-    const moved = resent.record;
-    if (isOpenPaymentState(moved.state)) {
-      entry.state = moved.state;
-      entry.statusText = moved.statusText;
-      entry.fresh = false;
-      this.#next(entry, this.#pauseOf(entry));
-      return true;
-    }
-    // Delivered only when this worker's own resend settled it: another writer that did delivers it itself.
-    if (resent.sent && this.#onSettled !== undefined) {
-      try {
-        await this.#onSettled(moved);
-      } catch (error) {
-        this.#context.logger.error(
-          `settlement worker: onSettled threw for ${entry.referenceId} (${moved.state}, recorded)`,
-          reasonOf(error),
-        );
-      }
-    }
-    this.#forget(entry);
-    return true;
-  }
-
-  /**
-   * After a 404: closes the payment as `not-sent` when the journal proves nothing can still arrive (see
-   * `settleNotFound`; its second status check takes a token like any other). True when the payment is no
-   * longer this worker's to check. `not-sent` is recorded before `onSettled` hears of it: delivered first, a
-   * close that then lost its race (an attempt began meanwhile) would have announced a false outcome.
-   */
-  async #notFound(entry: Held): Promise<boolean> {
-    const { journal, watch } = this.#context;
-    const verdict = await settleNotFound(
-      journal,
-      watch,
-      entry.referenceId,
-      this.#plan.notFoundGraceMs,
-      async () => {
-        try {
-          const again = await this.#send(entry.referenceId, this.#context.timeoutMs, this.#takeToken);
-          return scrubObservation(this.#context.statusWords.observation(again), this.#context.logger);
-        } catch (error) {
-          if (!(error instanceof NotFoundError)) throw error;
-          // The deciding 404 is judged like the first: only the service's own answer closes a payment.
-          await this.#context.judgeNotFound(error);
-          return { kind: 'not-found', requestId: error.requestId };
-        }
-      },
-      this.#by,
-    );
-    const record = verdict?.record;
-    if (verdict.contradiction !== undefined && record !== undefined) await this.#reportContradiction(record);
-    if (record === undefined || isOpenPaymentState(record.state)) {
-      if (record !== undefined) entry.state = record.state;
-      return false;
-    }
-    // Delivered only when this worker's own write settled it. A contradiction is applied too (the mark), but on a
-    // record someone else closed, who had that outcome, and which the service now denies: reported, never delivered.
-    if (verdict.applied && verdict.contradiction === undefined && this.#onSettled !== undefined) {
-      try {
-        await this.#onSettled(record);
-      } catch (error) {
-        this.#context.logger.error(`settlement worker: onSettled threw for ${entry.referenceId} (not-sent, recorded)`, reasonOf(error));
-      }
-    }
-    this.#forget(entry);
-    return true;
-  }
-
-  /**
-   * Delivers the final status (`onSettled`), then records it. In that order, a crash between the two
-   * delivers twice rather than never; a status is a fact about the service, so delivering it is never false.
-   */
-  async #settle(entry: Held, observation: Extract<PaymentObservation, { kind: 'status' }>): Promise<void> {
-    const { journal, logger } = this.#context;
-    const current = await journal.get(entry.referenceId);
-    if (current === undefined || !isOpenPaymentState(current.state)) {
-      // Settled by someone else (a till's own poll, recover()): they had the outcome; nothing to deliver, unless
-      // the service's answer contradicts the outcome they recorded: that is marked and reported.
-      // A final record is never leased again: its lease needs no release (one write less per payment).
-      if (current !== undefined && decide(current, observation, this.#by).kind === 'contradiction') {
-        const marked = await advance(journal, entry.referenceId, observation, this.#by);
-        if (marked.contradiction !== undefined && marked.record !== undefined) await this.#reportContradiction(marked.record);
-      }
-      this.#forget(entry);
-      return;
-    }
-    if (entry.gone) return;
-    const decision = decide(current, observation, this.#by);
-    if (this.#onSettled !== undefined && decision.kind === 'change') {
-      try {
-        await this.#onSettled(mergeChange(current, decision.change));
-      } catch (error) {
-        logger.error(`settlement worker: onSettled threw for ${entry.referenceId}; it stays open and is delivered again`, reasonOf(error));
-        this.#schedule(entry, this.#plan.maxIntervalMs);
-        return;
-      }
-    }
-    await advance(journal, entry.referenceId, observation, this.#by);
-    this.#context.watch.forget(entry.referenceId);
-    this.#forget(entry);
   }
 }
