@@ -17,6 +17,7 @@
 import { DueQueue } from '../core/due-queue.js';
 import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors.js';
 import { isRetryable } from '../core/retry.js';
+import { sleep } from '../core/sleep.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
 import { newReferenceId } from '../core/uuid.js';
 import { isOpenPaymentState } from '../journal/journal.js';
@@ -116,7 +117,11 @@ class Worker implements SettlementWorker {
       forget: (entry) => this.#leases.forget(entry),
       later: (entry) => this.#later(entry),
       retry: (entry) => this.#schedule(entry, this.#plan.maxIntervalMs),
-      checkAgain: (referenceId) => this.#send(referenceId, this.#context.timeoutMs, this.#takeToken),
+      checkAgain: async (referenceId) => {
+        // A verdict's second check is a status check like any other: it waits out the worker's 429 pause too.
+        while (Date.now() < this.#pausedUntil) await sleep(this.#pausedUntil - Date.now(), this.#abort.signal);
+        return this.#send(referenceId, this.#context.timeoutMs, this.#takeToken);
+      },
       stopped: () => this.#stopped !== undefined,
     });
     this.#leases = new WorkerLeases(this.workerId, this.#context, this.#plan, shares, this.#outage, {
@@ -450,6 +455,12 @@ class Worker implements SettlementWorker {
       const pauseMs = rateLimitPauseMs(error, this.#rateLimited, this.#context.maxRetryAfterMs ?? 60_000, logger);
       this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pauseMs);
       logger.warn('settlement worker: rate limited; pausing every check', { pauseMs });
+      this.#schedule(entry, 0);
+      return;
+    }
+    if (error instanceof NotFoundError && Date.now() < this.#pausedUntil) {
+      // Another check's 429 paused the worker while this one was out: judging the 404 asks more of the service
+      // (`/health`, a second check), so it is asked again once the pause is over.
       this.#schedule(entry, 0);
       return;
     }
