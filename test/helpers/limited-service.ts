@@ -1,10 +1,25 @@
 /**
- * A Collections service on loopback for the shared budget's tests and benchmark: it counts every arrival (its own
- * clock, at arrival) and, with a `limit`, answers 429 beyond `limit` accepted requests in any 1 s sliding window (the
- * service's per-key rate limit, value undocumented). Creates are accepted (202), status checks answer `pending`.
+ * The Collections service on loopback for the shared budget's tests and benchmark: the simulator (the one fake of the
+ * service), with two things only these tests need. It counts every arrival (its own clock, at arrival) and, with a
+ * `limit`, answers 429 beyond `limit` accepted requests in any 1 s sliding window (the service's per-key rate limit,
+ * value undocumented) through the simulator's own fault, so the envelope is the simulator's.
+ *
+ * The senders measure arrivals, not answers, so the service is lenient where the simulator is strict: any key is taken
+ * as the primary partner's, a status check of a reference it never saw answers as a collection created elsewhere
+ * (`pending`), and nothing settles.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  COLLECTIONS_API_KEYS,
+  defaultFixtures,
+  PARTNERS,
+  PHONES,
+  PRODUCTS,
+  type RunningSimulator,
+  Simulator,
+  type SimulatorOutcome,
+  type SimulatorRequest,
+  startSimulator,
+} from '../../src/testing/index.ts';
 
 /** One request as the service saw it. */
 export interface Arrival {
@@ -26,62 +41,69 @@ export interface LimitedService {
   close(): Promise<void>;
 }
 
-const CREATE = '/v1/collections/mobile-money';
-const CHECK = '/v1/collections/check/';
+/** The product the budget's senders create collections for, owned by the primary partner here. */
+const SENDERS_PRODUCT = '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10';
+const CHECK = /^\/v1\/collections\/check\/([^/?]+)/;
+
+/** The simulator with the arrival count and the sliding-window limit in front of it. */
+class LimitedSimulator extends Simulator {
+  limit: number | undefined;
+  readonly arrivals: Arrival[] = [];
+  /** Arrival times of the requests accepted in the last second (for the limit). */
+  readonly #accepted: number[] = [];
+
+  constructor(limit: number | undefined) {
+    const fixtures = defaultFixtures();
+    super({
+      fixtures: {
+        ...fixtures,
+        products: [...fixtures.products, { productId: SENDERS_PRODUCT, partnerId: PARTNERS.primary.partnerId, name: 'Budget senders' }],
+      },
+      settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY },
+    });
+    this.limit = limit;
+  }
+
+  override async handle(request: SimulatorRequest): Promise<SimulatorOutcome> {
+    const at = Date.now();
+    const sender = request.headers['x-sender'];
+    while (this.#accepted.length > 0 && (this.#accepted[0] as number) + 1_000 <= at) this.#accepted.shift();
+    const limited = this.limit !== undefined && this.#accepted.length >= this.limit;
+    const asPrimary = { ...request, headers: { ...request.headers, authorization: `Bearer ${COLLECTIONS_API_KEYS.primary}` } };
+    if (limited) {
+      // Taken by the very next handle, synchronously: no other request can take it first.
+      this.injectFault({ route: '*', service: 'collections', status: 429, retryAfter: 1, times: 1 });
+    } else {
+      this.#accepted.push(at);
+      await this.#createIfUnseen(asPrimary);
+    }
+    const outcome = await super.handle(asPrimary);
+    const status = outcome.kind === 'drop' ? 0 : outcome.response.status;
+    this.arrivals.push({ at, method: request.method.toUpperCase(), status, sender });
+    return outcome;
+  }
+
+  /** Before a status check of a reference never created here, creates it (the senders check references at random). */
+  async #createIfUnseen(request: SimulatorRequest): Promise<void> {
+    const referenceId = request.method.toUpperCase() === 'GET' ? CHECK.exec(request.path)?.[1] : undefined;
+    if (referenceId === undefined || this.collections().some((collection) => collection.referenceId === referenceId)) return;
+    const body = { referenceId, productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 1, currency: 'ZMW' };
+    const created = await super.handle({ ...request, method: 'POST', path: '/v1/collections/mobile-money', body: JSON.stringify(body) });
+    if (created.kind !== 'respond' || created.response.status !== 202) throw new Error(`could not create ${referenceId} for a check`);
+  }
+}
 
 /** Starts the service on 127.0.0.1 at a free port. */
 export async function startLimitedService(options: { limit?: number } = {}): Promise<LimitedService> {
-  let limit = options.limit;
-  const arrivals: Arrival[] = [];
-  /** Arrival times of the requests accepted in the last second (for the limit). */
-  const accepted: number[] = [];
-  const answer = (request: IncomingMessage, response: ServerResponse, body: string) => {
-    const at = Date.now();
-    const sender = typeof request.headers['x-sender'] === 'string' ? request.headers['x-sender'] : undefined;
-    while (accepted.length > 0 && (accepted[0] as number) + 1_000 <= at) accepted.shift();
-    const send = (status: number, json: unknown, headers: Record<string, string> = {}) => {
-      arrivals.push({ at, method: request.method ?? '', status, sender });
-      response.writeHead(status, { 'content-type': 'application/json', ...headers });
-      response.end(JSON.stringify(json));
-    };
-    if (limit !== undefined && accepted.length >= limit) {
-      send(429, { code: 'E_RATE_LIMIT_EXCEEDED', message: 'Too Many Requests' }, { 'retry-after': '1' });
-      return;
-    }
-    accepted.push(at);
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (request.method === 'POST' && path === CREATE) {
-      const referenceId = (JSON.parse(body || '{}') as { referenceId?: string }).referenceId;
-      send(202, { success: true, data: { referenceId, status: 'pending' } });
-    } else if (request.method === 'GET' && path.startsWith(CHECK)) {
-      send(200, {
-        success: true,
-        data: { referenceId: path.slice(CHECK.length), statusText: 'pending', transactionCode: null, reason: null },
-      });
-    } else send(404, { code: 'E_NOT_FOUND', message: 'Not found' });
-  };
-  const server = createServer((request, response) => {
-    let body = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    request.on('end', () => answer(request, response, body));
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const simulator = new LimitedSimulator(options.limit);
+  const running: RunningSimulator = await startSimulator({ simulator });
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    arrivals,
+    baseUrl: running.collectionsBaseUrl,
+    arrivals: simulator.arrivals,
     setLimit: (value) => {
-      limit = value;
+      simulator.limit = value;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => running.close(),
   };
 }
 
