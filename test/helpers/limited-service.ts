@@ -8,27 +8,10 @@
  * as the primary partner's, a status check of a reference it never saw answers as a collection created elsewhere
  * (`pending`), and nothing settles.
  */
-import {
-  COLLECTIONS_API_KEYS,
-  defaultFixtures,
-  PARTNERS,
-  PHONES,
-  PRODUCTS,
-  type RunningSimulator,
-  Simulator,
-  type SimulatorOutcome,
-  type SimulatorRequest,
-  startSimulator,
-} from '../../src/testing/index.ts';
+import { type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
+import { type Arrival, LimitedSimulator } from './simulator.ts';
 
-/** One request as the service saw it. */
-export interface Arrival {
-  readonly at: number;
-  readonly method: string;
-  readonly status: number;
-  /** The `x-sender` header (which process sent it), when given. */
-  readonly sender: string | undefined;
-}
+export type { Arrival } from './simulator.ts';
 
 /** A running limited service. */
 export interface LimitedService {
@@ -39,58 +22,6 @@ export interface LimitedService {
   /** Changes the limit (undefined: none). */
   setLimit(limit: number | undefined): void;
   close(): Promise<void>;
-}
-
-/** The product the budget's senders create collections for, owned by the primary partner here. */
-const SENDERS_PRODUCT = '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10';
-const CHECK = /^\/v1\/collections\/check\/([^/?]+)/;
-
-/** The simulator with the arrival count and the sliding-window limit in front of it. */
-class LimitedSimulator extends Simulator {
-  limit: number | undefined;
-  readonly arrivals: Arrival[] = [];
-  /** Arrival times of the requests accepted in the last second (for the limit). */
-  readonly #accepted: number[] = [];
-
-  constructor(limit: number | undefined) {
-    const fixtures = defaultFixtures();
-    super({
-      fixtures: {
-        ...fixtures,
-        products: [...fixtures.products, { productId: SENDERS_PRODUCT, partnerId: PARTNERS.primary.partnerId, name: 'Budget senders' }],
-      },
-      settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY },
-    });
-    this.limit = limit;
-  }
-
-  override async handle(request: SimulatorRequest): Promise<SimulatorOutcome> {
-    const at = Date.now();
-    const sender = request.headers['x-sender'];
-    while (this.#accepted.length > 0 && (this.#accepted[0] as number) + 1_000 <= at) this.#accepted.shift();
-    const limited = this.limit !== undefined && this.#accepted.length >= this.limit;
-    const asPrimary = { ...request, headers: { ...request.headers, authorization: `Bearer ${COLLECTIONS_API_KEYS.primary}` } };
-    if (limited) {
-      // Taken by the very next handle, synchronously: no other request can take it first.
-      this.injectFault({ route: '*', service: 'collections', status: 429, retryAfter: 1, times: 1 });
-    } else {
-      this.#accepted.push(at);
-      await this.#createIfUnseen(asPrimary);
-    }
-    const outcome = await super.handle(asPrimary);
-    const status = outcome.kind === 'drop' ? 0 : outcome.response.status;
-    this.arrivals.push({ at, method: request.method.toUpperCase(), status, sender });
-    return outcome;
-  }
-
-  /** Before a status check of a reference never created here, creates it (the senders check references at random). */
-  async #createIfUnseen(request: SimulatorRequest): Promise<void> {
-    const referenceId = request.method.toUpperCase() === 'GET' ? CHECK.exec(request.path)?.[1] : undefined;
-    if (referenceId === undefined || this.collections().some((collection) => collection.referenceId === referenceId)) return;
-    const body = { referenceId, productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 1, currency: 'ZMW' };
-    const created = await super.handle({ ...request, method: 'POST', path: '/v1/collections/mobile-money', body: JSON.stringify(body) });
-    if (created.kind !== 'respond' || created.response.status !== 202) throw new Error(`could not create ${referenceId} for a check`);
-  }
 }
 
 /** Starts the service on 127.0.0.1 at a free port. */
