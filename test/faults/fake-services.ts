@@ -13,6 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CustomerQuery } from '../../src/index.js';
 import { defaultFixtures, PARTNERS as SIMULATED_PARTNERS, type SimulatedCollection, Simulator } from '../../src/testing/index.js';
 import { collectionsError as simulatorError } from '../../src/testing/simulator/envelopes.js';
+import { faultResponse } from '../../src/testing/simulator/faults.js';
 import { validationProblem as documentedValidationProblem } from '../helpers/collections.js';
 import { customerQuery } from '../helpers/fixtures.js';
 
@@ -85,8 +86,6 @@ const PARTNERS: Record<string, { partnerId: string; partnerName: string }> = {
 };
 const FIXED_TIME = '2026-11-21T10:15:30.123Z';
 const COLLECTIONS_PATH = '/v1/collections/mobile-money';
-const TAP_FAULT_CODES: Record<number, string> = { 404: 'resource/not-found-error', 429: 'rate-limit/exceeded' };
-const COLLECTIONS_FAULT_CODES: Record<number, string> = { 404: 'E_NOT_FOUND', 429: 'E_TOO_MANY_REQUESTS' };
 
 /** The route a request is for. */
 export function routeOf(method: string, path: string): Route {
@@ -102,21 +101,15 @@ function serviceOf(route: Route): 'tap' | 'collections' {
   return route === 'POST queries' || route === 'GET queries' ? 'tap' : 'collections';
 }
 
-/** The route's service failing with `status`, in that service's own error envelope (a fault's JSON answer). */
-export function serviceFailure(route: Route, status: number): Reply {
-  return serviceOf(route) === 'tap'
-    ? tapError(status, TAP_FAULT_CODES[status] ?? 'server/internal-error', 'The service failed')
-    : collectionsError(status, COLLECTIONS_FAULT_CODES[status] ?? 'E_INTERNAL_ERROR', 'The service failed');
+/** The route's service failing with `status`, in that service's own error envelope (a fault's JSON answer, the simulator's). */
+export function serviceFailure(route: Route, status: number, path: string): Reply {
+  const answer = faultResponse(serviceOf(route), { route: '*', status }, randomUUID(), path);
+  return { status, json: JSON.parse(answer.body) };
 }
 
 const tapError = (status: number, error: string, message: string): Reply => ({
   status,
   json: { success: false, message, code: status, error },
-});
-
-const collectionsError = (status: number, code: string, message: string): Reply => ({
-  status,
-  json: { success: false, code, message, requestId: `req-${status}` },
 });
 
 function validationProblem(instance: string, errors: { message: string; rule: string; field: string }[]): Reply {

@@ -150,10 +150,10 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     return head.fault;
   }
 
-  function faultBody(route: Route, status: number, kind: BodyKind): { text: string; type: string | undefined } {
+  function faultBody(route: Route, path: string, status: number, kind: BodyKind): { text: string; type: string | undefined } {
     if (kind === 'empty') return { text: '', type: undefined };
     if (kind === 'html') return { text: HTML_PAGE, type: 'text/html; charset=utf-8' };
-    return { text: JSON.stringify(serviceFailure(route, status).json), type: 'application/json' };
+    return { text: JSON.stringify(serviceFailure(route, status, path).json), type: 'application/json' };
   }
 
   function send(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
@@ -201,7 +201,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         return;
       case 'status': {
         if (fault.commit) await commit();
-        const { text: page, type } = faultBody(route, fault.status, fault.body);
+        const { text: page, type } = faultBody(route, path, fault.status, fault.body);
         send(response, fault.status, page, {
           ...(type ? { 'content-type': type } : {}),
           ...(fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter }),
@@ -209,7 +209,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         return;
       }
       case 'rate-limit': {
-        const { text: page } = faultBody(route, 429, 'json');
+        const { text: page } = faultBody(route, path, 429, 'json');
         send(response, 429, page, { ...json, 'retry-after': fault.retryAfter });
         return;
       }
