@@ -72,6 +72,8 @@ export class LimitedSimulator extends Simulator {
   readonly arrivals: Arrival[] = [];
   /** Arrival times of the requests accepted in the last second (for the limit). */
   readonly #accepted: number[] = [];
+  /** The references the simulator holds, without copying its collections at every check. */
+  readonly #held = new Set<string>();
 
   constructor(limit: number | undefined) {
     const fixtures = defaultFixtures();
@@ -100,6 +102,7 @@ export class LimitedSimulator extends Simulator {
     }
     const outcome = await super.handle(asPrimary);
     const status = outcome.kind === 'drop' ? 0 : outcome.response.status;
+    if (status === 202) this.#held.add(String((JSON.parse(request.body ?? '{}') as { referenceId?: unknown }).referenceId));
     this.arrivals.push({ at, method: request.method.toUpperCase(), status, sender });
     return outcome;
   }
@@ -107,7 +110,8 @@ export class LimitedSimulator extends Simulator {
   /** Before a status check of a reference never created here, creates it (the senders check references at random). */
   async #createIfUnseen(request: SimulatorRequest): Promise<void> {
     const referenceId = request.method.toUpperCase() === 'GET' ? CHECK_PATH.exec(request.path)?.[1] : undefined;
-    if (referenceId === undefined || this.collections().some((collection) => collection.referenceId === referenceId)) return;
+    if (referenceId === undefined || this.#held.has(referenceId)) return;
+    this.#held.add(referenceId);
     const body = { referenceId, productId: PRODUCTS.primary, phoneNumber: PHONES.succeeds, amount: 1, currency: 'ZMW' };
     // A reference the simulator refuses (not a UUID) stays unseen: the check then answers as the simulator does.
     await super.handle({ ...request, method: 'POST', path: '/v1/collections/mobile-money', body: JSON.stringify(body) });
