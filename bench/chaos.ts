@@ -88,10 +88,16 @@ const memoryReference = (index: number) => `00000000-0000-4000-8000-${String(ind
  */
 export async function measurePendingPollMemory(polls: number, maxConcurrentRequests: number): Promise<PollMemoryFigure> {
   const { spawn } = await import('node:child_process');
-  const { startFaultServer } = await import('../test/faults/fault-server.ts');
+  const { COLLECTIONS_PRODUCT_ID, startFaultServer } = await import('../test/faults/fault-server.ts');
   const server = await startFaultServer();
   for (let index = 0; index < polls; index++) {
-    server.seedCollection({ referenceId: memoryReference(index), productId: crypto.randomUUID(), phoneNumber: '260977123456', amount: 10 });
+    // The service holds only collections for a product it knows.
+    server.seedCollection({
+      referenceId: memoryReference(index),
+      productId: COLLECTIONS_PRODUCT_ID,
+      phoneNumber: '260977123456',
+      amount: 10,
+    });
   }
   try {
     const child = spawn(

@@ -1,17 +1,8 @@
-import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CollectionsClient, ConfigurationError } from '../../src/index.js';
-import {
-  acceptCollection,
-  CHECK_URL,
-  collectionInput,
-  collectionsClient,
-  DETAILS_URL,
-  HEALTH_URL,
-  REFERENCE_ID,
-  statusBody,
-} from '../helpers/collections.js';
-import { API_KEY, COLLECTIONS_BASE_URL } from '../helpers/fixtures.js';
+import { createSimulator, createSimulatorHandlers, defaultFixtures, PARTNERS } from '../../src/testing/index.js';
+import { collectionInput, collectionsClient, REFERENCE_ID } from '../helpers/collections.js';
+import { API_KEY, COLLECTIONS_BASE_URL, TAP_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
@@ -20,33 +11,61 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-/** Answers every endpoint: 202 on create, successful on status, a record on details, ok on health. */
-function answerEverything() {
-  server.use(
-    acceptCollection(),
-    http.get(CHECK_URL, () => HttpResponse.json(statusBody({ statusText: 'successful', transactionCode: 'OK' }))),
-    http.get(DETAILS_URL, ({ params }) => HttpResponse.json({ success: true, data: { id: params.id } })),
-    http.get(HEALTH_URL, () => HttpResponse.json({ status: 'ok' })),
-  );
+/** The keys these tests send, each a valid Collections key of the primary partner. */
+const KEYS = [API_KEY, 'key-one-0001', 'key-two-0002', 'env-key-123'];
+const simulator = createSimulator({
+  fixtures: {
+    ...defaultFixtures(),
+    apiKeys: KEYS.map((key) => ({
+      key,
+      service: 'collections',
+      partnerId: PARTNERS.primary.partnerId,
+      state: 'active',
+      permissions: ['collections'],
+    })),
+  },
+  // The first status check sees the push settled: pollUntilSettled ends at once.
+  settlement: { pendingPolls: 0 },
+});
+
+/** The simulator answers every endpoint: 202 on create, successful on status, the record on details, ok on health. */
+async function answerEverything() {
+  simulator.reset();
+  server.use(...(await createSimulatorHandlers(simulator, { tapBaseUrl: TAP_BASE_URL, collectionsBaseUrl: COLLECTIONS_BASE_URL })));
 }
+
+/** Has the simulator hold the collection of `collectionInput()`, created earlier (out of the recorded requests). */
+async function holdCollection() {
+  const { phoneNumber, ...input } = collectionInput();
+  await simulator.handle({
+    service: 'collections',
+    method: 'POST',
+    path: '/v1/collections/mobile-money',
+    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...input, phoneNumber: phoneNumber.replace(/^0/, '260'), currency: 'ZMW' }),
+  });
+}
+
+/** The simulator's id of the collection `callEveryMethod` created. */
+const createdId = () => simulator.collections()[0]?.id ?? 'none';
 
 async function callEveryMethod(client: CollectionsClient) {
   await client.initiate(collectionInput());
   await client.checkStatus(REFERENCE_ID);
   await client.pollUntilSettled(REFERENCE_ID);
-  await client.getById('abc');
+  await client.getById(createdId());
   await client.health();
 }
 
 describe('authentication', () => {
   it('sends Authorization: Bearer <key> and no x-api-key on every request of every method', async () => {
-    answerEverything();
+    await answerEverything();
     await callEveryMethod(collectionsClient());
     expect(requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       'POST /v1/collections/mobile-money',
       `GET /v1/collections/check/${REFERENCE_ID}`,
       `GET /v1/collections/check/${REFERENCE_ID}`,
-      'GET /v1/collections/abc',
+      `GET /v1/collections/${createdId()}`,
       'GET /health',
     ]);
     for (const request of requests) {
@@ -56,7 +75,8 @@ describe('authentication', () => {
   });
 
   it('calls an apiKey function per request, so a rotated key is used from the next request on', async () => {
-    answerEverything();
+    await answerEverything();
+    await holdCollection();
     let key = 'key-one-0001';
     const client = collectionsClient({ apiKey: () => key });
     await client.health();
@@ -66,7 +86,7 @@ describe('authentication', () => {
   });
 
   it('never lets a caller header replace Authorization', async () => {
-    answerEverything();
+    await answerEverything();
     await collectionsClient({ headers: { Authorization: 'Bearer client-override' } }).health({
       headers: { AUTHORIZATION: 'Bearer call-override' },
     });
@@ -76,7 +96,7 @@ describe('authentication', () => {
   it('reads COLLECTIONS_API_KEY and COLLECTIONS_BASE_URL from the environment', async () => {
     vi.stubEnv('COLLECTIONS_API_KEY', 'env-key-123');
     vi.stubEnv('COLLECTIONS_BASE_URL', COLLECTIONS_BASE_URL);
-    answerEverything();
+    await answerEverything();
     await callEveryMethod(new CollectionsClient({ logLevel: 'off' }));
     expect(requests).toHaveLength(5);
     for (const request of requests) expect(request.headers.authorization).toBe('Bearer env-key-123');
@@ -85,7 +105,7 @@ describe('authentication', () => {
   it('prefers the options over the environment', async () => {
     vi.stubEnv('COLLECTIONS_API_KEY', 'env-key-123');
     vi.stubEnv('COLLECTIONS_BASE_URL', 'https://elsewhere.test');
-    answerEverything();
+    await answerEverything();
     await collectionsClient().health();
     expect(requests[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
   });

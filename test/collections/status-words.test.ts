@@ -1,7 +1,7 @@
 /**
  * The client option `statusWords`: one mapping of the service's status words used by the poll, a status check
- * with a journal, `recover()` and the settlement worker alike, through the public API against a real loopback
- * server; the `status` field read when `statusText` is absent; an unknown word warned once per payment and word;
+ * with a journal, `recover()` and the settlement worker alike, through the public API against the simulator on
+ * loopback; the `status` field read when `statusText` is absent; an unknown word warned once per payment and word;
  * the simulator speaking another vocabulary.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -16,31 +16,15 @@ import {
 } from '../../src/index.js';
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.js';
 import { rejectionOf } from '../helpers/collections.js';
-import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.js';
+import { WordingSimulator } from '../helpers/simulator.js';
 
-/** What the loopback service answers for each reference: the word, and the field it is carried in. */
-const answers = new Map<string, { word: string; field?: 'statusText' | 'status' }>();
-let service: LoopbackServer;
+/** The simulator, its status checks answering each reference's word (set in `answers`) in the field given. */
+const simulator = new WordingSimulator();
+const answers = simulator.answers;
+let service: RunningSimulator;
 
 beforeAll(async () => {
-  service = await startLoopbackServer();
-  service.handle((request, response, body) => {
-    const send = (status: number, payload: unknown) =>
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
-    const path = new URL(request.url ?? '/', service.url).pathname;
-    if (request.method === 'POST' && path === '/v1/collections/mobile-money') {
-      const { referenceId } = JSON.parse(body) as { referenceId: string };
-      send(202, { success: true, data: { referenceId, status: 'pending' } });
-      return;
-    }
-    const check = /^\/v1\/collections\/check\/(.+)$/.exec(path);
-    const answer = check ? answers.get(check[1] as string) : undefined;
-    if (answer === undefined) {
-      send(404, { success: false, code: 'E_NOT_FOUND', message: 'not found' });
-      return;
-    }
-    send(200, { success: true, data: { referenceId: check?.[1], [answer.field ?? 'statusText']: answer.word, transactionCode: null } });
-  });
+  service = await startSimulator({ simulator });
 });
 afterAll(() => service.close());
 
@@ -50,7 +34,7 @@ const FAST_POLL = { initialDelayMs: 5, intervalMs: 5, maxIntervalMs: 10 } as con
 const FAST_WORKER = { initialDelayMs: 0, intervalMs: 10, maxIntervalMs: 20, scanIntervalMs: 10 } as const;
 
 function client(options: CollectionsClientOptions = {}): CollectionsClient {
-  return new CollectionsClient({ apiKey: 'sk_test_words', baseUrl: service.url, logLevel: 'off', ...options });
+  return new CollectionsClient({ apiKey: COLLECTIONS_API_KEYS.primary, baseUrl: service.collectionsBaseUrl, logLevel: 'off', ...options });
 }
 
 /** A payment initiated through a client with `journal`; the service then answers `word` for it. */
@@ -113,7 +97,7 @@ describe.each(WORDS)('the service answers "$word": every path records $state', (
         await vi.waitFor(() => expect(delivered).toEqual([state]), { timeout: 5_000, interval: 10 });
       } else {
         // Checked again and again, and still open.
-        await vi.waitFor(() => expect(service.requests.filter((r) => r.path.endsWith(referenceId)).length).toBeGreaterThan(3), {
+        await vi.waitFor(() => expect(simulator.requests.filter((r) => r.path.endsWith(referenceId)).length).toBeGreaterThan(3), {
           timeout: 5_000,
           interval: 10,
         });
@@ -166,7 +150,7 @@ describe('a word in none of the lists', () => {
     const logger = fakeLogger();
     const worker = client({ journal, logger, logLevel: 'warn' }).startSettlementWorker(FAST_WORKER);
     try {
-      await vi.waitFor(() => expect(service.requests.filter((r) => r.path.endsWith(referenceId)).length).toBeGreaterThan(5), {
+      await vi.waitFor(() => expect(simulator.requests.filter((r) => r.path.endsWith(referenceId)).length).toBeGreaterThan(5), {
         timeout: 5_000,
         interval: 10,
       });
@@ -219,13 +203,13 @@ describe('settledStatuses with a journal', () => {
   it('refuses a word the journal could not record as settled, before any request', async () => {
     const journal = new MemoryJournal();
     const referenceId = await paymentAnswering(journal, 'done');
-    const before = service.requests.length;
+    const before = simulator.requests.length;
     const error = await rejectionOf(client({ journal }).pollUntilSettled(referenceId, { settledStatuses: ['done', 'processing'] }));
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as RequestValidationError).issues).toEqual([
       { path: 'options.settledStatuses', message: expect.stringContaining('"done", "processing"') },
     ]);
-    expect(service.requests.length).toBe(before);
+    expect(simulator.requests.length).toBe(before);
   });
 
   it('accepts words the client maps as settled, and the journal agrees', async () => {

@@ -1,21 +1,27 @@
 /**
- * Both services as the fault suite fakes them: their state and their answers, with no fault and no socket in
+ * Both services as the fault suite serves them: their state and their answers, with no fault and no socket in
  * sight (`fault-server.ts` puts them behind a real server and breaks the wire).
  *
- * State follows the service documents: Tap customer queries are unique per partner by `merchantId`,
- * `terminalId` and `referenceId` (a repeat answers 409 `resource/already-exists-error`); collections are
- * unique by `referenceId` (a repeat answers 409, or the 422 problem body flagging `referenceId`, by
- * option). A new record may stay invisible to reads for a while (`lagMs`), as a read side that lags behind.
+ * The Collections service is the simulator (its keys, creates, status checks, details, `/health`, envelopes), seeded
+ * with the suite's key and product, where nothing settles by itself; this module adds only what the suite varies: a
+ * repeated `referenceId` answered by the 422 problem body instead of the simulator's 409 (by option), and a read side
+ * that lags behind the create (`lagMs`: the simulator's own 404 until then). Tap customer queries are unique per
+ * partner by `merchantId`, `terminalId` and `referenceId` (a repeat answers 409 `resource/already-exists-error`).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { CustomerQuery } from '../../src/index.js';
+import { defaultFixtures, PARTNERS as SIMULATED_PARTNERS, type SimulatedCollection, Simulator } from '../../src/testing/index.js';
+import { collectionsError as simulatorError } from '../../src/testing/simulator/envelopes.js';
+import { faultResponse } from '../../src/testing/simulator/faults.js';
 import { validationProblem as documentedValidationProblem } from '../helpers/collections.js';
 import { customerQuery } from '../helpers/fixtures.js';
 
 export const TAP_KEY = 'tap_fault_key_1a2b3c4d5e6f';
 export const OTHER_PARTNER_TAP_KEY = 'tap_fault_key_other_partner_9z8y';
 export const COLLECTIONS_KEY = 'col_fault_key_6f5e4d3c2b1a';
+/** The product the suite's collections credit, owned by the partner of {@link COLLECTIONS_KEY}. */
+export const COLLECTIONS_PRODUCT_ID = '5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170';
 
 /** The routes of both services, as the request log and the fault queue name them. */
 export const ROUTES = ['POST queries', 'GET queries', 'POST mobile-money', 'GET check', 'GET collection', 'GET health', 'unknown'] as const;
@@ -30,16 +36,17 @@ export interface StoredQuery {
 /** A Tap customer query as the service answers it (the SDK's own type of it). */
 export type TapQuery = CustomerQuery;
 
-export interface StoredCollection {
-  id: string;
+/** A collection as the service holds it (and answers it on `GET /v1/collections/:id`). */
+export type StoredCollection = SimulatedCollection;
+
+/** A collection to seed: as if initiated earlier, and settled with `status` when given. */
+export interface SeededCollectionInput {
   referenceId: string;
   productId: string;
   phoneNumber: string;
-  currency: string;
   amount: number;
   narration?: string;
-  status: string;
-  createdAt: string;
+  status?: 'pending' | 'successful' | 'failed';
 }
 
 export interface TapQueryInput {
@@ -78,8 +85,7 @@ const PARTNERS: Record<string, { partnerId: string; partnerName: string }> = {
   [OTHER_PARTNER_TAP_KEY]: { partnerId: 'f0e1d2c3-b4a5-4968-8776-5a4b3c2d1e0f', partnerName: 'Ndola Fuel Co' },
 };
 const FIXED_TIME = '2026-11-21T10:15:30.123Z';
-const TAP_FAULT_CODES: Record<number, string> = { 404: 'resource/not-found-error', 429: 'rate-limit/exceeded' };
-const COLLECTIONS_FAULT_CODES: Record<number, string> = { 404: 'E_NOT_FOUND', 429: 'E_TOO_MANY_REQUESTS' };
+const COLLECTIONS_PATH = '/v1/collections/mobile-money';
 
 /** The route a request is for. */
 export function routeOf(method: string, path: string): Route {
@@ -95,21 +101,15 @@ function serviceOf(route: Route): 'tap' | 'collections' {
   return route === 'POST queries' || route === 'GET queries' ? 'tap' : 'collections';
 }
 
-/** The route's service failing with `status`, in that service's own error envelope (a fault's JSON answer). */
-export function serviceFailure(route: Route, status: number): Reply {
-  return serviceOf(route) === 'tap'
-    ? tapError(status, TAP_FAULT_CODES[status] ?? 'server/internal-error', 'The service failed')
-    : collectionsError(status, COLLECTIONS_FAULT_CODES[status] ?? 'E_INTERNAL_ERROR', 'The service failed');
+/** The route's service failing with `status`, in that service's own error envelope (a fault's JSON answer, the simulator's). */
+export function serviceFailure(route: Route, status: number, path: string): Reply {
+  const answer = faultResponse(serviceOf(route), { route: '*', status }, randomUUID(), path);
+  return { status, json: JSON.parse(answer.body) };
 }
 
 const tapError = (status: number, error: string, message: string): Reply => ({
   status,
   json: { success: false, message, code: status, error },
-});
-
-const collectionsError = (status: number, code: string, message: string): Reply => ({
-  status,
-  json: { success: false, code, message, requestId: `req-${status}` },
 });
 
 function validationProblem(instance: string, errors: { message: string; rule: string; field: string }[]): Reply {
@@ -134,22 +134,42 @@ function partnerOf(apiKey: string): { partnerId: string; partnerName: string } {
 export class FakeServices {
   /** Every customer query held, every partner's. */
   readonly tapQueries: StoredQuery[] = [];
-  /** Every collection held, by `referenceId`. */
-  readonly collections = new Map<string, StoredCollection>();
   /** How many times a create was stored, per `referenceId` (both services): more than 1 is a double record. */
   readonly stores = new Map<string, number>();
   readonly #rawTapRows: StoredQuery[] = [];
   readonly #visibleAt = new Map<unknown, number>();
   readonly #options: FakeServicesOptions;
   readonly #lagMs: () => number;
+  readonly #collections: Simulator;
+  /** When each collection (by `referenceId`) becomes visible to reads. */
+  readonly #collectionVisibleAt = new Map<string, number>();
 
   constructor(options: FakeServicesOptions = {}) {
     this.#options = options;
     this.#lagMs = typeof options.lagMs === 'function' ? options.lagMs : () => (options.lagMs as number | undefined) ?? 0;
+    const fixtures = defaultFixtures();
+    const { partnerId } = SIMULATED_PARTNERS.primary;
+    this.#collections = new Simulator({
+      fixtures: {
+        ...fixtures,
+        apiKeys: [
+          ...fixtures.apiKeys,
+          { key: COLLECTIONS_KEY, service: 'collections', partnerId, state: 'active', permissions: ['collections'] },
+        ],
+        products: [...fixtures.products, { productId: COLLECTIONS_PRODUCT_ID, partnerId, name: 'Fault suite' }],
+      },
+      // Nothing settles by itself: a status check answers what was stored, as the suite's expectations read it.
+      settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY },
+    });
+  }
+
+  /** Every collection held, by `referenceId` (read anew at each access). */
+  get collections(): ReadonlyMap<string, StoredCollection> {
+    return new Map(this.#collections.collections().map(({ partnerId: _p, statusChecks: _s, ...record }) => [record.referenceId, record]));
   }
 
   /** Processes a request (a create is stored) and gives the service's answer. */
-  serve(route: Route, path: string, headers: IncomingMessage['headers'], body: unknown): Reply {
+  async serve(route: Route, path: string, headers: IncomingMessage['headers'], body: unknown): Promise<Reply> {
     if (route === 'unknown') return { status: 404, json: { success: false, message: 'no such route' } };
     return serviceOf(route) === 'tap' ? this.#serveTap(route, headers, body) : this.#serveCollections(route, path, headers, body);
   }
@@ -167,10 +187,22 @@ export class FakeServices {
     return query;
   }
 
-  /** Stores a collection, as if initiated earlier. */
-  seedCollection(input: Omit<StoredCollection, 'id' | 'status' | 'createdAt' | 'currency'> & { status?: string }): StoredCollection {
-    const stored: StoredCollection = { id: randomUUID(), currency: 'ZMW', status: 'pending', createdAt: FIXED_TIME, ...input };
-    this.collections.set(stored.referenceId, stored);
+  /**
+   * Stores a collection, as if initiated earlier (through the simulator, whose create commits synchronously), settled
+   * with `input.status` when given.
+   */
+  seedCollection({ status, ...input }: SeededCollectionInput): StoredCollection {
+    const body = JSON.stringify({ currency: 'ZMW', ...input });
+    void this.#collections.handle({
+      service: 'collections',
+      method: 'POST',
+      path: COLLECTIONS_PATH,
+      headers: { authorization: `Bearer ${COLLECTIONS_KEY}`, 'content-type': 'application/json' },
+      body,
+    });
+    if (status !== undefined && status !== 'pending') this.#collections.settle(input.referenceId, status);
+    const stored = this.collections.get(input.referenceId);
+    if (stored === undefined) throw new Error(`the simulator refused the seeded collection ${input.referenceId}`);
     return stored;
   }
 
@@ -223,55 +255,46 @@ export class FakeServices {
     return this.#storeQuery(input as TapQueryInput, partner);
   }
 
-  #serveCollections(route: Route, path: string, headers: IncomingMessage['headers'], body: unknown): Reply {
-    if (route === 'GET health') {
-      return headers.authorization === `Bearer ${COLLECTIONS_KEY}`
-        ? { status: 200, json: { status: 'ok' } }
-        : collectionsError(401, 'E_UNAUTHORIZED', 'Unauthorized');
+  async #serveCollections(route: Route, path: string, headers: IncomingMessage['headers'], body: unknown): Promise<Reply> {
+    const hidden = this.#hiddenByLag(route, path);
+    if (hidden !== undefined) return hidden;
+    const outcome = await this.#collections.handle({
+      service: 'collections',
+      method: route === 'POST mobile-money' ? 'POST' : 'GET',
+      path,
+      headers: flatten(headers),
+      body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    if (outcome.kind !== 'respond') throw new Error('the simulator dropped a request the fault suite did not break');
+    const { status, body: text } = outcome.response;
+    const reply: Reply = { status, json: text === '' ? undefined : JSON.parse(text) };
+    if (route !== 'POST mobile-money') return reply;
+    const referenceId = (body as { referenceId?: unknown } | undefined)?.referenceId;
+    if (status === 409 && (this.#options.duplicateCollectionAnswer ?? 409) === 422) {
+      return validationProblem(path, [{ message: 'The referenceId has already been taken', rule: 'unique', field: 'referenceId' }]);
     }
-    if (headers.authorization !== `Bearer ${COLLECTIONS_KEY}`) return collectionsError(401, 'E_UNAUTHORIZED', 'Unauthorized');
-    if (route === 'GET check') {
-      const referenceId = decodeURIComponent(path.slice('/v1/collections/check/'.length));
-      if (!UUID.test(referenceId)) {
-        return validationProblem(path, [
-          { message: 'The referenceId field must be a valid UUID', rule: 'uuid', field: 'params.referenceId' },
-        ]);
-      }
-      const found = this.collections.get(referenceId);
-      if (found === undefined || !this.#visible(found)) return collectionsError(404, 'E_NOT_FOUND', 'Collection not found');
-      return { status: 200, json: { success: true, data: { referenceId, statusText: found.status, transactionCode: null, reason: null } } };
+    if (status === 202 && typeof referenceId === 'string') {
+      this.#collectionVisibleAt.set(referenceId, Date.now() + this.#lagMs());
+      this.stores.set(referenceId, (this.stores.get(referenceId) ?? 0) + 1);
     }
-    if (route === 'GET collection') {
-      const id = decodeURIComponent(path.slice('/v1/collections/'.length));
-      const found = [...this.collections.values()].find((collection) => collection.id === id && this.#visible(collection));
-      return found === undefined
-        ? collectionsError(404, 'E_NOT_FOUND', 'Collection not found')
-        : { status: 200, json: { success: true, data: found } };
-    }
-    if (route !== 'POST mobile-money') return collectionsError(404, 'E_ROUTE_NOT_FOUND', 'Cannot find route');
-    const input = body as Partial<StoredCollection> | undefined;
-    if (!input || typeof input.referenceId !== 'string' || !UUID.test(input.referenceId) || typeof input.productId !== 'string') {
-      return validationProblem(path, [{ message: 'The referenceId field must be a valid UUID', rule: 'uuid', field: 'referenceId' }]);
-    }
-    if (this.collections.has(input.referenceId)) {
-      return (this.#options.duplicateCollectionAnswer ?? 409) === 409
-        ? collectionsError(409, 'E_DUPLICATE_REFERENCE', 'referenceId already exists')
-        : validationProblem(path, [{ message: 'The referenceId has already been taken', rule: 'unique', field: 'referenceId' }]);
-    }
-    const stored: StoredCollection = {
-      id: randomUUID(),
-      referenceId: input.referenceId,
-      productId: input.productId,
-      phoneNumber: String(input.phoneNumber),
-      currency: String(input.currency),
-      amount: Number(input.amount),
-      ...(input.narration === undefined ? {} : { narration: input.narration }),
-      status: 'pending',
-      createdAt: FIXED_TIME,
-    };
-    this.collections.set(stored.referenceId, stored);
-    this.#visibleAt.set(stored, Date.now() + this.#lagMs());
-    this.stores.set(stored.referenceId, (this.stores.get(stored.referenceId) ?? 0) + 1);
-    return { status: 202, json: { success: true, data: { referenceId: stored.referenceId, status: stored.status } } };
+    return reply;
   }
+
+  /** The simulator's own 404 for a read of a collection created less than its lag ago; `undefined` when visible. */
+  #hiddenByLag(route: Route, path: string): Reply | undefined {
+    if (route !== 'GET check' && route !== 'GET collection') return undefined;
+    const key = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+    const referenceId = route === 'GET check' ? key : [...this.collections.values()].find((stored) => stored.id === key)?.referenceId;
+    if (referenceId === undefined || (this.#collectionVisibleAt.get(referenceId) ?? 0) <= Date.now()) return undefined;
+    const what = route === 'GET check' ? `referenceId ${key}` : `id ${key}`;
+    const answer = simulatorError(404, 'E_NOT_FOUND', `No collection with ${what}`, randomUUID());
+    return { status: 404, json: JSON.parse(answer.body) };
+  }
+}
+
+function flatten(headers: IncomingMessage['headers']): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  return flat;
 }

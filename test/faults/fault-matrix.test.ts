@@ -31,6 +31,7 @@ import {
 } from '../../src/index.js';
 import {
   COLLECTIONS_KEY,
+  COLLECTIONS_PRODUCT_ID,
   type Fault,
   type FaultServer,
   type FaultServerOptions,
@@ -61,7 +62,7 @@ const VERY_SLOW_COMMIT_MS = 1_500;
 const TAP_REF = '0b6f3a52-3c1e-4d7a-9f20-6b8e2d4c1a11';
 const COLLECTION_REF = '7d2a9c4e-1b3f-4e5a-8c6d-2f1e0a9b8c77';
 const SEEDED_REF = 'c3b2a190-8e7d-4c6b-9a5f-4e3d2c1b0a99';
-const PRODUCT_ID = '5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170';
+const PRODUCT_ID = COLLECTIONS_PRODUCT_ID;
 
 const TAP_INPUT = {
   merchantId: 'merchant-fault-001',

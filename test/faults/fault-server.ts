@@ -14,6 +14,7 @@ import {
   type FakeServicesOptions,
   type Route,
   routeOf,
+  type SeededCollectionInput,
   type StoredCollection,
   type StoredQuery,
   serviceFailure,
@@ -23,6 +24,7 @@ import {
 
 export {
   COLLECTIONS_KEY,
+  COLLECTIONS_PRODUCT_ID,
   OTHER_PARTNER_TAP_KEY,
   ROUTES,
   type Route,
@@ -83,7 +85,7 @@ export interface FaultServer {
   /** Every customer query held, every partner's. */
   readonly tapQueries: StoredQuery[];
   /** Every collection held, by `referenceId`. */
-  readonly collections: Map<string, StoredCollection>;
+  readonly collections: ReadonlyMap<string, StoredCollection>;
   /** How many times a create was stored, per `referenceId` (both services): more than 1 is a double record. */
   readonly stores: Map<string, number>;
   /** Creates still to be processed by a `slow-commit` fault. */
@@ -101,7 +103,7 @@ export interface FaultServer {
   /** Stores a customer query for a partner, as if submitted earlier. */
   seedTapQuery(input: TapQueryInput, apiKey?: string): TapQuery;
   /** Stores a collection, as if initiated earlier. */
-  seedCollection(input: Omit<StoredCollection, 'id' | 'status' | 'createdAt' | 'currency'> & { status?: string }): StoredCollection;
+  seedCollection(input: SeededCollectionInput): StoredCollection;
   /** Destroys every socket and stops both servers. */
   close(): Promise<void>;
 }
@@ -148,17 +150,17 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     return head.fault;
   }
 
-  function faultBody(route: Route, status: number, kind: BodyKind): { text: string; type: string | undefined } {
+  function faultBody(route: Route, path: string, status: number, kind: BodyKind): { text: string; type: string | undefined } {
     if (kind === 'empty') return { text: '', type: undefined };
     if (kind === 'html') return { text: HTML_PAGE, type: 'text/html; charset=utf-8' };
-    return { text: JSON.stringify(serviceFailure(route, status).json), type: 'application/json' };
+    return { text: JSON.stringify(serviceFailure(route, status, path).json), type: 'application/json' };
   }
 
   function send(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
     response.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(text)) }).end(text);
   }
 
-  function handle(request: IncomingMessage, response: ServerResponse, text: string): void {
+  async function handle(request: IncomingMessage, response: ServerResponse, text: string): Promise<void> {
     const method = request.method ?? '';
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     const route = routeOf(method, path);
@@ -176,7 +178,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
 
     switch (fault?.kind) {
       case undefined: {
-        const reply = commit();
+        const reply = await commit();
         send(response, reply.status, JSON.stringify(reply.json), json);
         return;
       }
@@ -184,22 +186,22 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         socket.destroy();
         return;
       case 'reset-after-commit':
-        commit();
+        await commit();
         socket.destroy();
         return;
       case 'reset-mid-body': {
-        const reply = commit();
+        const reply = await commit();
         const full = Buffer.from(JSON.stringify(reply.json));
         response.writeHead(reply.status, { ...json, 'content-length': String(full.byteLength) });
         response.write(full.subarray(0, Math.floor(full.byteLength / 2)), () => socket.destroy());
         return;
       }
       case 'hang':
-        commit();
+        await commit();
         return;
       case 'status': {
-        if (fault.commit) commit();
-        const { text: page, type } = faultBody(route, fault.status, fault.body);
+        if (fault.commit) await commit();
+        const { text: page, type } = faultBody(route, path, fault.status, fault.body);
         send(response, fault.status, page, {
           ...(type ? { 'content-type': type } : {}),
           ...(fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter }),
@@ -207,18 +209,18 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         return;
       }
       case 'rate-limit': {
-        const { text: page } = faultBody(route, 429, 'json');
+        const { text: page } = faultBody(route, path, 429, 'json');
         send(response, 429, page, { ...json, 'retry-after': fault.retryAfter });
         return;
       }
       case 'truncated-json': {
-        const reply = commit();
+        const reply = await commit();
         const full = JSON.stringify(reply.json);
         send(response, reply.status, full.slice(0, Math.floor(full.length / 2)), json);
         return;
       }
       case 'html-200':
-        commit();
+        await commit();
         send(response, 200, HTML_PAGE, { 'content-type': 'text/html; charset=utf-8' });
         return;
       case 'redirect-cross-origin':
@@ -226,9 +228,9 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         return;
       case 'slow-commit':
         slowCommits++;
-        setTimeout(() => {
+        setTimeout(async () => {
+          const reply = await commit();
           slowCommits--;
-          const reply = commit();
           if (!socket.destroyed) send(response, reply.status, JSON.stringify(reply.json), json);
         }, fault.delayMs);
         return;
@@ -239,8 +241,8 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('error', () => undefined);
-    request.on('end', () => {
-      handle(request, response, Buffer.concat(chunks).toString('utf8'));
+    request.on('end', async () => {
+      await handle(request, response, Buffer.concat(chunks).toString('utf8'));
       if (down) void shutDown(server, sockets);
     });
   });
@@ -255,7 +257,9 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     otherOrigin,
     log,
     tapQueries: services.tapQueries,
-    collections: services.collections,
+    get collections() {
+      return services.collections;
+    },
     stores: services.stores,
     pendingCommits: () => slowCommits,
     openConnections: () => sockets.size,

@@ -10,6 +10,7 @@ import {
   type PaymentRecord,
 } from '../../src/index.js';
 import { paymentFingerprint } from '../../src/journal/fingerprint.js';
+import { collectionsError, validationProblem as simulatorValidationProblem } from '../../src/testing/simulator/envelopes.js';
 import { API_KEY, COLLECTIONS_BASE_URL } from './fixtures.js';
 import type { RecordedRequest } from './msw.js';
 
@@ -45,8 +46,9 @@ export function statusBody(status: Partial<CollectionStatus> & Record<string, un
 }
 
 /**
- * The HTTP 422 validation problem body of section 7, every documented field with its documented value
- * (`type`, `instance`, the item's `message` and `requestId` are not given a value there; these are examples).
+ * The HTTP 422 validation problem body of section 7, as the simulator answers it: every documented field with its
+ * documented value (`type`, `instance`, the item's `message` and `requestId` are not given a value there; these are
+ * examples).
  */
 export function validationProblem(
   instance = checkPath('not-a-uuid'),
@@ -54,17 +56,8 @@ export function validationProblem(
     { message: 'The referenceId field must be a valid UUID', rule: 'uuid', field: 'params.referenceId' },
   ],
 ) {
-  return {
-    success: false,
-    data: null,
-    code: 'E_VALIDATION_ERROR',
-    type: 'https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/422',
-    title: 'Validation Error',
-    status: 422,
-    detail: 'Validation failure',
-    instance,
-    errors,
-    requestId: 'req-01HZX3K9Q7M2V8T4C6B1N5R0PE',
+  return JSON.parse(simulatorValidationProblem(instance, errors, 'req-01HZX3K9Q7M2V8T4C6B1N5R0PE').body) as Record<string, unknown> & {
+    errors: { message: string; rule: string; field: string }[];
   };
 }
 
@@ -131,9 +124,8 @@ export function watchFor(ms: number): void {
   vi.advanceTimersByTime(ms);
 }
 
-/** The Collections service's own 404: its error envelope (`success: false`, a string `code`). */
-export const serviceNotFound = () =>
-  json(404, { success: false, data: null, code: 'E_NOT_FOUND', message: 'Collection not found', requestId: 'req-404' });
+/** The Collections service's own 404: its error envelope (`success: false`, a string `code`), as the simulator answers it. */
+export const serviceNotFound = () => json(404, JSON.parse(collectionsError(404, 'E_NOT_FOUND', 'Collection not found', 'req-404').body));
 
 /** `GET /health` answering 200: the base URL proves it serves the Collections API. */
 export const healthy = () => http.get(HEALTH_URL, () => HttpResponse.json({ status: 'ok' }));
