@@ -103,9 +103,9 @@ export const SLIPS: readonly Slip[] = [
   {
     name: 'pending-not-rescheduled',
     row: 'a worker that never checks a payment again (a pending answer not rescheduled)',
-    file: 'src/collections/settlement-worker.ts',
-    find: '        entry.fresh = false;\n        this.#next(entry, this.#pauseOf(entry));\n',
-    replace: '        entry.fresh = false;\n',
+    file: 'src/collections/worker-settling.ts',
+    find: '      entry.statusText = observation.statusText;\n    }\n    this.#hooks.later(entry);\n',
+    replace: '      entry.statusText = observation.statusText;\n    }\n',
     seed: 3,
   },
   {

@@ -39,7 +39,7 @@ console.log(JSON.stringify({ health, pending: await pending, msw }));
   );
   const shared: BuildOptions = { bundle: true, platform: 'node', format: 'esm', target: 'node22', external: ['msw'], logLevel: 'silent' };
   await Promise.all([
-    build({ ...shared, entryPoints: [source('cli.ts')], outfile: cliPath }),
+    build({ ...shared, entryPoints: [fileURLToPath(new URL('../../src/cli/bin.ts', import.meta.url))], outfile: cliPath }),
     build({ ...shared, entryPoints: [entry], outfile: closeScriptPath }),
   ]);
 });
