@@ -239,7 +239,7 @@ export const SLIPS: readonly Slip[] = [
   },
   {
     name: 'resend-past-duplicate-memory',
-    row: 'a resend after `duplicateMemoryMs` (the record\'s age not compared with it)',
+    row: "a resend after `duplicateMemoryMs` (the record's age not compared with it)",
     file: 'src/collections/resend.ts',
     find: '  if (!Number.isFinite(ageMs) || ageMs >= rule.duplicateMemoryMs) return undefined;',
     replace: '  if (!Number.isFinite(ageMs)) return undefined;',
