@@ -226,7 +226,7 @@ function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: ()
   const minGraceMs = Math.min(DEFAULT_GRACE_MS, ...graces.map((grace) => grace ?? DEFAULT_GRACE_MS));
   faults.maxLagMs = Math.min(faults.maxLagMs, Math.max(0, minGraceMs - 100));
   // A world whose service forgets references in minutes has no stalled event loop: a call's own resend after a stall
-  // longer than that memory goes to a service that forgot (seed 1624: 522 s, memory 267 s). The SDK checks the record's
+  // longer than that memory goes to a service that forgot (seed 1624: 522 s, memory 267 s, before the 2 min margin). The SDK checks the record's
   // age only before a resend from the record, not within a call (docs/internals/simulation.md, "Found, not fixed").
   if (faults.memoryMs !== undefined) knobs.advanceWhileRunnable = 0;
   return {
@@ -249,18 +249,20 @@ function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: ()
 
 /**
  * The faults of the worlds whose clients say the service refuses duplicates (their own stream): a proxy's bare 409 on
- * some pushes (no envelope: no evidence), and in two worlds of five a service that remembers a reference only 1–6
- * minutes after its commit (the clients' `duplicateMemoryMs` is set 30 s shorter; the journal's clock does not step
- * in those worlds, since the SDK measures a record's age on it: see `drawPlan`).
+ * some pushes (no envelope: no evidence), and in two worlds of five a service that remembers a reference only 3–8
+ * minutes after its commit. The clients' `duplicateMemoryMs` is 2 minutes shorter: a push written at the edge of the
+ * clients' memory may still commit a window (106 s at most) later, and the earlier collection must still be
+ * remembered then (seed 1957). The journal's clock does not step in those worlds, since the SDK measures a record's
+ * age on it (see `drawPlan`).
  */
 function drawRefusedFaults(random: () => number, faults: ServiceFaults): void {
   faults.bare409 = random() < 0.5 ? 0 : random() * 0.15;
-  if (random() < 0.4) faults.memoryMs = Math.round((1 + random() * 5) * MINUTE);
+  if (random() < 0.4) faults.memoryMs = Math.round((3 + random() * 5) * MINUTE);
 }
 
 /** What the clients of a world set `duplicateMemoryMs` to, when its service forgets (see `drawRefusedFaults`). */
 export function clientDuplicateMemoryMs(faults: ServiceFaults): number | undefined {
-  return faults.memoryMs === undefined ? undefined : faults.memoryMs - 30_000;
+  return faults.memoryMs === undefined ? undefined : faults.memoryMs - 2 * MINUTE;
 }
 
 /**
@@ -412,7 +414,7 @@ function drawProcesses(
 
 /**
  * A world whose service forgets references keeps the journal's clock steady (every draw is still made): a step back
- * makes a record look younger than it is, and the clients' `duplicateMemoryMs` has only 30 s to spare.
+ * makes a record look younger than it is, and the clients' `duplicateMemoryMs` keeps no margin for it.
  */
 function withoutJournalSteps<T extends { jumps: readonly JumpPlan[] }>(processes: T, steady: boolean): T {
   return steady ? { ...processes, jumps: processes.jumps.filter((jump) => !jump.onJournal) } : processes;
