@@ -125,6 +125,7 @@ export async function resendRecord(
     taken.record,
     issuedAt,
     by,
+    true,
   );
   return { result, record: await binding.use('read the payment', referenceId, (journal) => journal.get(referenceId)) };
 }
@@ -314,13 +315,18 @@ async function latestDecidableAt(binding: JournalBinding, records: readonly (Pay
   return latest;
 }
 
-/** Sends (the record is `initiating`, written by this call) and records the outcome, as `by`. */
+/**
+ * Sends (the record is `initiating`, written by this call) and records the outcome, as `by`. `earlierMayArrive`: the
+ * record was taken over without waiting for its earlier writers' windows (a resend for a service that refuses
+ * duplicates), so their pushes may still arrive: this call's own failure to send proves nothing of them.
+ */
 async function sendAndRecord<Result extends InitiatedCollection>(
   binding: JournalBinding,
   call: Pick<JournaledSend<Result>, 'send' | 'sendWindowMs' | 'attemptTimeoutMs'>,
   written: PaymentRecord,
   writeIssuedAt: number,
   by: string,
+  earlierMayArrive = false,
 ): Promise<Result | InitiatedCollection> {
   const { referenceId } = written;
   /** The version this call wrote last: its conclusions apply to it only. */
@@ -359,11 +365,22 @@ async function sendAndRecord<Result extends InitiatedCollection>(
         await latestDecidableAt(binding, [record, own]),
       );
     }
-    const recorded = await binding.observeAfterSending(referenceId, failure(error, attempts), by, own);
+    const observed = failure(error, attempts);
+    const earlierUnknown = earlierMayArrive && observed.kind === 'create-not-sent';
+    const recorded = await binding.observeAfterSending(
+      referenceId,
+      earlierUnknown ? { kind: 'create-unknown', error: observed.error } : observed,
+      by,
+      own,
+    );
     // A journal failure after an attempt that may have created the collection: the honest answer is "unknown".
     // Unknown: the till learns from when a verdict is possible, from the records this call last wrote or read (the
     // record written now, or, when that write failed, this call's last write: an attempt left under it).
-    if ((error instanceof JournalError && attempts > 1) || (error instanceof UnknownOutcomeError && error.decidableAt === undefined)) {
+    if (
+      earlierUnknown ||
+      (error instanceof JournalError && attempts > 1) ||
+      (error instanceof UnknownOutcomeError && error.decidableAt === undefined)
+    ) {
       const cause = error instanceof UnknownOutcomeError ? error.cause : error;
       const seen = error instanceof UnknownOutcomeError ? error.seen : undefined;
       throw new UnknownOutcomeError(referenceId, cause, await latestDecidableAt(binding, [recorded?.record, own]), seen);

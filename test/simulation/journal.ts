@@ -108,6 +108,8 @@ export class SimJournal {
   /** The last status answer `proc` had for a reference (service.ts), and whether its baseUrl is wrong (sim.ts). */
   lastStatusOf: (proc: Proc, referenceId: string) => string | undefined = () => undefined;
   wrongPrefix: (proc: Proc) => boolean = () => false;
+  /** The base URL `proc` is configured for, when it is a second deployment's (elsewhere.ts); `undefined` otherwise. */
+  elsewhere: (proc: Proc) => string | undefined = () => undefined;
   /** Called when the journal grants a holder its share (the budget's trace: sim.ts). */
   onGrant: (proc: Proc, request: BudgetRequest, grant: BudgetGrant) => void = () => {};
   /** Called when a holder's renewal is sent, and when it fails (sim.ts: the budget's documented limit). */
@@ -134,6 +136,20 @@ export class SimJournal {
       this.#postgres = new PostgresModel(sim, own, now, () => latency() + latency(), maxHoldMs, this.hits);
       this.store = this.#postgres.rows;
     } else this.store = kind === 'sqlite' ? new SqliteJournal(':memory:', { now }) : new MemoryJournal({ now });
+  }
+
+  /**
+   * No record moves on a second deployment's answers (CONTRACT, "Evidence from the deployment the push went to"): a
+   * process configured for another base URL than the one the record's push went to never writes it. (A record with no
+   * deployment predates them, or its key could not be read and nothing was sent: any client may judge it.)
+   */
+  #judgeElsewhere(proc: Proc, before: PaymentRecord | undefined, change: { state: string }): void {
+    const configured = this.elsewhere(proc);
+    const recorded = before?.deployment?.baseUrl;
+    if (configured === undefined || before === undefined || recorded === undefined || recorded === configured) return;
+    this.violations.push(
+      `MOVED-ELSEWHERE: ${before.referenceId.slice(0, 8)} (pushed to ${recorded}) moved ${before.state} → ${change.state} by ${proc.name}, configured for ${configured}`,
+    );
   }
 
   /**
@@ -275,6 +291,7 @@ export class SimJournal {
     at: number,
   ): void {
     if (result.applied) {
+      this.#judgeElsewhere(proc, before, change);
       this.#judgeVerdict(proc, before, change);
       this.#note(result.record);
       this.#wrote(proc, result.record, at);

@@ -18,6 +18,7 @@ import {
   UnknownOutcomeError,
 } from '../../src/core/errors.js';
 import { isOpenPaymentState, type PaymentJournal, type PaymentRecord } from '../../src/journal/journal.js';
+import type { Elsewhere } from './elsewhere.js';
 import type { Ledger } from './invariants.js';
 import type { SimJournal } from './journal.js';
 import { attemptWindow, isSettledWord } from './oracle.js';
@@ -27,7 +28,11 @@ import { seededUuid } from './virtual-time.js';
 
 export const PRODUCT_ID = '6f1f1d3e-0000-4000-a000-00000000abcd';
 const API_KEY = 'sk_sim_0123456789abcdef';
-const BASE_URL = 'https://collections.sim.test';
+/** The world's service. */
+export const SERVICE_BASE_URL = 'https://collections.sim.test';
+const BASE_URL = SERVICE_BASE_URL;
+/** A second deployment of the service (elsewhere.ts): a sandbox, another region. */
+export const ELSEWHERE_BASE_URL = 'https://collections-sandbox.sim.test';
 
 export interface Sale {
   readonly id: number;
@@ -65,6 +70,12 @@ export interface World {
   readonly windowless: Set<string>;
   /** Every client says the service refuses duplicate references (only in worlds whose service does). */
   readonly duplicatesRefused?: boolean;
+  /** The clients' `duplicateMemoryMs` (with `duplicatesRefused`). @defaultValue the SDK's (24 h) */
+  readonly duplicateMemoryMs?: number | undefined;
+  /** The faults have stopped (a slow key function is one of them: it answers at once from then on). */
+  readonly healed?: () => boolean;
+  /** Some keys come from a key function that takes its time (world.ts's `slowKeys`). @defaultValue true */
+  readonly slowKeys?: boolean;
 }
 
 /** A world's shared budget: the key's limit, and the leases its processes draw from (`undefined`: the default). */
@@ -93,6 +104,10 @@ export interface Setup {
   readonly previousRelease?: boolean;
   /** The key as a string (no key function taking its time): directed measures of a create's wait (sim.ts). */
   readonly plainKey?: boolean;
+  /** Configured for a second deployment (a copied `.env`): its base URL and its answers, the same journal (elsewhere.ts). */
+  readonly elsewhere?: Elsewhere;
+  /** Told what each of its journal's leases returned (a worker of the second deployment: elsewhere.ts). */
+  readonly onLeased?: (records: readonly PaymentRecord[]) => void;
 }
 
 /** The journal as a writer of the previous release sees it: its inserts carry no window. */
@@ -110,7 +125,19 @@ function previousReleaseJournal(journal: PaymentJournal, windowless: Set<string>
 export function clientFor(world: World, proc: Proc, settings: ClientSettings, setup: Setup = {}): CollectionsClient {
   if (setup.wrongPrefix) world.wrongPrefix.add(proc);
   world.journal.senderWindows.set(proc, windowOf(settings));
-  const journal = world.journal.forProcess(proc);
+  const own = world.journal.forProcess(proc);
+  const onLeased = setup.onLeased;
+  const journal: PaymentJournal =
+    onLeased === undefined
+      ? own
+      : {
+          ...own,
+          lease: async (request) => {
+            const leased = await own.lease(request);
+            onLeased(leased);
+            return leased;
+          },
+        };
   const budget = world.budget;
   let shared = {};
   if (budget !== undefined) {
@@ -121,17 +148,24 @@ export function clientFor(world: World, proc: Proc, settings: ClientSettings, se
       ...(leaseMs === undefined ? {} : { budgetLeaseMs: leaseMs }),
     };
   }
-  const slowKey = world.random() < 0.3 && setup.plainKey !== true;
+  // (The draw is made either way: a world without slow keys keeps every other draw.)
+  const slowKey = world.random() < 0.3 && setup.plainKey !== true && world.slowKeys !== false;
   return new CollectionsClient({
     // Sometimes a key function that takes its time (a vault): the attempt's deadline must still hold.
-    apiKey: slowKey ? () => new Promise<string>((resolve) => setTimeout(() => resolve(API_KEY), world.random() * 15_000)) : API_KEY,
+    apiKey: slowKey
+      ? () =>
+          world.healed?.() === true
+            ? Promise.resolve(API_KEY)
+            : new Promise<string>((resolve) => setTimeout(() => resolve(API_KEY), world.random() * 15_000))
+      : API_KEY,
     ...shared,
-    baseUrl: setup.wrongPrefix ? `${BASE_URL}/api/v2` : BASE_URL,
-    fetch: world.service.fetchFor({ proc, sendWindowMs: windowOf(settings) }),
+    baseUrl: setup.elsewhere !== undefined ? ELSEWHERE_BASE_URL : setup.wrongPrefix ? `${BASE_URL}/api/v2` : BASE_URL,
+    fetch: setup.elsewhere?.fetchFor(proc) ?? world.service.fetchFor({ proc, sendWindowMs: windowOf(settings) }),
     journal: setup.previousRelease ? previousReleaseJournal(journal, world.windowless) : journal,
     timeoutMs: settings.timeoutMs,
     maxRetries: settings.maxRetries,
     ...(world.duplicatesRefused === true ? { duplicateReferences: 'refused' as const } : {}),
+    ...(world.duplicatesRefused === true && world.duplicateMemoryMs !== undefined ? { duplicateMemoryMs: world.duplicateMemoryMs } : {}),
     logLevel: 'off',
   });
 }

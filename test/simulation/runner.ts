@@ -46,6 +46,9 @@ export const SOMETIMES: readonly string[] = [
   'clock stepped under a watch (journal ahead)',
   'clock stepped under a watch (both ahead)',
   'clock stepped under a watch (journal behind)',
+  'bare 409 (proxy)',
+  'deployment mismatch said by recover()',
+  'deployment mismatch reported by a worker',
 ];
 
 export interface Sweep {
@@ -91,6 +94,7 @@ const REDUCTIONS: readonly Reductions[] = [
   { noJournalFaults: true },
   { noBudget: true },
   { noReversals: true },
+  { noElsewhere: true },
 ];
 
 /** Takes parts of the seed's world out, one at a time, keeping each that still violates; the smallest failing run. */

@@ -76,6 +76,13 @@ export interface ServiceFaults {
   handClose: number;
   /** A status check answered by a proxy's bare 404 (no envelope). */
   bare404: number;
+  /** A push answered by a proxy's bare 409 (an HTML page, nothing committed): no evidence of a duplicate. */
+  bare409: number;
+  /**
+   * How long the service remembers a reference for refusing a duplicate (from its commit); `undefined`: for ever. Not
+   * a fault: it holds after the faults stop.
+   */
+  memoryMs?: number;
 }
 
 /** A healthy service: answers everything at once. */
@@ -103,6 +110,7 @@ export const HEALTHY: ServiceFaults = {
   unknownPendingWords: false,
   handClose: 0,
   bare404: 0,
+  bare409: 0,
 };
 
 /** What each process's fetch knows of its client: how long a push of it can still take effect. */
@@ -355,6 +363,14 @@ export class Service {
         '429',
       );
     }
+    if (this.#chance(f.bare409)) {
+      // A proxy's conflict page: the service never saw the push (nothing committed).
+      this.#hit('bare 409 (proxy)');
+      return answer(
+        new Response('<html><body>409 Conflict</body></html>', { status: 409, headers: { 'content-type': 'text/html' } }),
+        'bare 409',
+      );
+    }
     if (this.refuses(payload.amount)) {
       this.#hit('422 refusal');
       return answer(
@@ -375,7 +391,10 @@ export class Service {
     const commitMs = late ? room : Math.min(room, this.#random() * f.maxCommitMs);
     sim.at(sim.now + commitMs, undefined, `${id} commits`, () => {
       const existing = this.holding(referenceId);
-      if (f.dedupe && existing.length > 0) {
+      // A reference it has forgotten (past `memoryMs`) is created again.
+      const remembered = existing.filter((collection) => f.memoryMs === undefined || sim.now - collection.committedAt < f.memoryMs);
+      if (f.dedupe && existing.length > remembered.length) this.#hit('reference forgotten by the service');
+      if (f.dedupe && remembered.length > 0) {
         this.#hit('duplicate refused');
         return answer(
           f.duplicateAs422

