@@ -100,7 +100,7 @@ export interface SettlementWorker {
    * Also set while the worker meets payments whose push went to another deployment (another base URL, or another
    * account's key): the `ConfigurationError` naming both base URLs and both accounts. Such a payment is never asked
    * about; it stays open, set aside for a few minutes at a time (its lease held, so it is not leased again at once),
-   * for a worker of its own deployment. Cleared once no such payment has been met for {@link MISMATCH_MEMORY_MS}.
+   * for a worker of its own deployment. Cleared once no such payment has been met for 3 minutes (`MISMATCH_MEMORY_MS`).
    * @defaultValue `undefined`
    */
   readonly configurationProblem: ConfigurationError | undefined;
