@@ -208,7 +208,7 @@ async function main(): Promise<void> {
     const packedTesting = path.join(nodeDir, 'node_modules', 'tap-collections-sdk', 'dist', 'testing');
     const started_ = await startProcess(
       process.execPath,
-      [path.join(packedTesting, 'cli.js'), 'simulate', '--port', '0', '--cors', '--quiet'],
+      [path.join(nodeDir, 'node_modules', 'tap-collections-sdk', 'dist', 'cli', 'bin.js'), 'simulate', '--port', '0', '--cors', '--quiet'],
       nodeDir,
       /listening on (http:\/\/\S+)/,
     );
