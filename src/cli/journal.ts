@@ -93,7 +93,10 @@ export function showLines(record: PaymentRecord, history: readonly PaymentEvent[
   text += field('reason', record.reason);
   // Where the push went: the base URL and account identity a client must have to settle it (or declare, formerAccounts).
   text += field('pushed to', record.deployment?.baseUrl);
-  text += field('account', record.deployment?.account);
+  text += field(
+    'account',
+    record.deployment?.account === '' ? 'not read (the key could not be read; nothing was sent under it)' : record.deployment?.account,
+  );
   if (record.error !== undefined)
     text += field('error', [record.error.name, record.error.status, record.error.code].filter((part) => part !== undefined).join(' '));
   const { contradiction } = record;

@@ -267,7 +267,6 @@ export class CollectionsClient {
         const resend = this.#resender(settings);
         return initiateWithJournal(journal, {
           payment,
-          deployment: () => journal.deployment.current(),
           sendWindowMs: sendWindowMs(settings),
           attemptTimeoutMs: settings.timeoutMs,
           send: (beforeAttempt) =>

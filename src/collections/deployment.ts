@@ -6,7 +6,7 @@
  * @module
  */
 import { ConfigurationError } from '../core/errors.js';
-import type { PaymentDeployment, PaymentRecord } from '../journal/journal.js';
+import { isDeploymentKnown, type PaymentDeployment, type PaymentRecord } from '../journal/journal.js';
 import { keyDigest } from './budget-options.js';
 
 /** The label a key's account identity is computed under (never the rate budget's: the two never compare). */
@@ -133,6 +133,14 @@ export class ClientDeployment {
     return { baseUrl: this.baseUrl, account };
   }
 
+  /**
+   * What `initiate` writes when the key cannot be read now (a slow vault, no `account`): this base URL with the
+   * account not read. No push leaves from such a record until an attempt writes the account ({@link isDeploymentKnown}).
+   */
+  unread(): PaymentDeployment {
+    return { baseUrl: this.baseUrl, account: '' };
+  }
+
   #accepts(account: string): boolean {
     return account === this.account || this.#former.has(account) || this.#keys.has(account);
   }
@@ -146,7 +154,8 @@ export class ClientDeployment {
     const theirs = record.deployment;
     if (theirs === undefined) return undefined;
     const sameBaseUrl = theirs.baseUrl === this.baseUrl;
-    if (sameBaseUrl && this.#accepts(theirs.account)) return undefined;
+    // An account not read: nothing was pushed from the record under it, and its base URL is the whole evidence.
+    if (sameBaseUrl && (!isDeploymentKnown(theirs) || this.#accepts(theirs.account))) return undefined;
     await this.#noting;
     if (sameBaseUrl && this.#accepts(theirs.account)) return undefined;
     const current = await this.#currentKeyIdentity();
@@ -172,7 +181,7 @@ export class DeploymentMismatchError extends ConfigurationError {
       ? `If this is the same account under a rotated API key, declare it: CollectionsClient option formerAccounts: ['${recorded.account}'] (COLLECTIONS_FORMER_ACCOUNTS for the CLI), or name the account with the option account; otherwise settle it with that account's key.`
       : 'Settle it with a client configured for that deployment (baseUrl / COLLECTIONS_BASE_URL and its API key).';
     super(
-      `CollectionsClient: payment ${record.referenceId} was pushed to ${recorded.baseUrl} (account ${recorded.account}), but this client is configured for ${configured.baseUrl} (account ${configured.account}): an answer from here is no evidence about it, so nothing was asked and the record stays ${record.state}. ${remedy}`,
+      `CollectionsClient: payment ${record.referenceId} was pushed to ${recorded.baseUrl} (account ${recorded.account === '' ? 'not read' : recorded.account}), but this client is configured for ${configured.baseUrl} (account ${configured.account}): an answer from here is no evidence about it, so nothing was asked and the record stays ${record.state}. ${remedy}`,
     );
     this.name = 'ConfigurationError';
     this.recorded = recorded;

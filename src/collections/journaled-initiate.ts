@@ -26,6 +26,7 @@ import { isUnknownOutcome } from '../core/retry.js';
 import { type FingerprintedPayment, paymentFingerprint } from '../journal/fingerprint.js';
 import {
   DEFAULT_NOT_FOUND_GRACE_MS,
+  isDeploymentKnown,
   type NewPaymentRecord,
   type PaymentDeployment,
   type PaymentRecord,
@@ -47,8 +48,6 @@ const BY = 'initiate';
 export interface JournaledSend<Result extends InitiatedCollection> {
   /** The payment, `phoneNumber` in international form, `referenceId` lower case. */
   readonly payment: FingerprintedPayment;
-  /** Where the push goes (the client's base URL and account): written into the record before anything is sent. */
-  readonly deployment: () => Promise<PaymentDeployment>;
   /**
    * How long after an attempt's journal write it (and the attempts after it) can still reach the service:
    * every attempt's time limit plus the backoff between them.
@@ -114,7 +113,7 @@ export async function resendRecord(
   // this write states must still cover theirs, so the `'unknown'` rule stays true for every reader after it.
   const sendWindowMs = Math.max(resender.sendWindowMs, sendWindowOf(record));
   const issuedAt = monotonicNow();
-  const taken = await binding.observe(referenceId, { kind: 'sending', sendWindowMs }, by, record);
+  const taken = await binding.observe(referenceId, await sending(binding, record, sendWindowMs), by, record);
   // Another writer moved it first: the caller decides again from what it did.
   if (!taken.applied || taken.record === undefined) return { record: taken.record };
   onTaken?.();
@@ -155,9 +154,10 @@ async function initiateOnce<Result extends InitiatedCollection>(
   call: JournaledSend<Result>,
 ): Promise<Result | InitiatedCollection> {
   const { payment } = call;
-  // The account is the key's identity unless named: a key that cannot be resolved now fails the attempt the same way
-  // (nothing is sent), so the record is written without a deployment and closed `not-sent` by that failure.
-  const deployment = await call.deployment().catch(() => undefined);
+  // Where the push goes, written before anything is sent. The account is the key's identity unless named: a key that
+  // cannot be read now (a slow vault) leaves the account unread, and the attempt reads it and writes it before it
+  // leaves, or fails, sending nothing (see sendAndRecord). The record always names its base URL.
+  const deployment = await binding.deployment.current().catch(() => binding.deployment.unread());
   const record: NewPaymentRecord = {
     referenceId: payment.referenceId,
     state: 'initiating',
@@ -168,7 +168,7 @@ async function initiateOnce<Result extends InitiatedCollection>(
     ...(payment.narration === undefined ? {} : { narration: binding.scrubText(payment.narration) }),
     fingerprint: await paymentFingerprint(payment),
     sendWindowMs: call.sendWindowMs,
-    ...(deployment === undefined ? {} : { deployment }),
+    deployment,
     ...(call.sealedPhoneNumber === undefined ? {} : { sealedPhoneNumber: call.sealedPhoneNumber }),
   };
   // Read before the write is issued: the attempt's deadline counts from here, never from the acknowledgement, so a
@@ -247,7 +247,14 @@ async function reconcile<Result extends InitiatedCollection>(
   }
   // initiating or unknown, and not being sent by this process: an earlier process (or call) may have sent it. Only
   // the deployment it was pushed to can say whether it holds it; nothing is asked or sent elsewhere.
-  const mismatch = await binding.deploymentMismatch(existing);
+  let mismatch: Error | undefined;
+  try {
+    mismatch = await binding.deploymentMismatch(existing);
+  } catch (error) {
+    // The key could not be read to tell: the payment may be at the service, so its outcome is unknown to this call.
+    if (call.signal?.aborted) throw error;
+    throw new UnknownOutcomeError(referenceId, error, await latestDecidableAt(binding, [existing]), 'unreachable');
+  }
   if (mismatch !== undefined) throw mismatch;
   const found = await checkOrUnknown(binding, call, existing);
   if (found !== undefined) {
@@ -273,7 +280,7 @@ async function reconcile<Result extends InitiatedCollection>(
       return again === undefined ? 'not-found' : binding.statusObservation(again);
     },
     BY,
-    { kind: 'sending', sendWindowMs: call.sendWindowMs },
+    await sending(binding, existing, call.sendWindowMs),
   );
   if (verdict.applied && verdict.record?.state === 'initiating') {
     return sendAndRecord(binding, call, verdict.record, takeoverIssuedAt, BY);
@@ -283,6 +290,33 @@ async function reconcile<Result extends InitiatedCollection>(
     throw new UnknownOutcomeError(referenceId, undefined, verdict.decidableAt ?? record.decidableAt, 'not-found');
   }
   return reconcile(binding, call, record);
+}
+
+/**
+ * The takeover of `record` to send it: with this client's deployment when the record does not say where its push
+ * goes (its account was not read, or it is an earlier release's), so the takeover itself says it. A key that cannot be
+ * read now leaves it out; the attempt then writes it or fails before anything leaves (see `sendAndRecord`).
+ */
+async function sending(
+  binding: JournalBinding,
+  record: PaymentRecord,
+  sendWindowMs: number,
+): Promise<Extract<PaymentObservation, { kind: 'sending' }>> {
+  if (isDeploymentKnown(record.deployment)) return { kind: 'sending', sendWindowMs };
+  return { kind: 'sending', sendWindowMs, deployment: await binding.deployment.current().catch(() => undefined) };
+}
+
+/**
+ * Reads this client's deployment before an attempt leaves a record that does not say where its push goes. A key
+ * that still cannot be read ends the attempt before anything is sent, with an error that proves it.
+ */
+async function deploymentBeforeSending(binding: JournalBinding): Promise<PaymentDeployment> {
+  try {
+    return await binding.deployment.current();
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
+    throw new ConfigurationError('The API key could not be read before the attempt; nothing was sent', { cause: error });
+  }
 }
 
 /** The reconcile's status check; when it fails, the outcome is unknown from the record this call judged. */
@@ -337,11 +371,14 @@ async function sendAndRecord<Result extends InitiatedCollection>(
   let issuedAt = writeIssuedAt;
   const beforeAttempt = async (): Promise<number> => {
     attempts++;
-    if (!fresh) {
+    // No push leaves from a record that does not say where it went (its account not read, or an earlier release's):
+    // answers from other deployments would move it. A key that still cannot be read fails here, sending nothing.
+    const deployment = isDeploymentKnown(own.deployment) ? undefined : await deploymentBeforeSending(binding);
+    if (!fresh || deployment !== undefined) {
       // A resend: write first (compare-and-set on this call's last write), so an attempt is never in flight
       // while the record looks untouched; stop if anyone wrote meanwhile.
       issuedAt = monotonicNow();
-      const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs }, by, own);
+      const touched = await binding.observe(referenceId, { kind: 'sending', sendWindowMs: call.sendWindowMs, deployment }, by, own);
       if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);
       own = touched.record;
     }

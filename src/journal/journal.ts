@@ -130,8 +130,20 @@ export interface PaymentRecord {
 export interface PaymentDeployment {
   /** The Collections base URL, normalized (lower-case scheme and host, no default port, no trailing slash). */
   readonly baseUrl: string;
-  /** The API key's account, as an identity that cannot reveal the key (see docs/internals/assumptions-rationale.md, key rotation). */
+  /**
+   * The API key's account, as an identity that cannot reveal the key (see docs/internals/assumptions-rationale.md, key
+   * rotation). Empty when the key could not be read as the record was written: no push left from the record then, and
+   * the attempt (or a later takeover) writes the account before one does ({@link isDeploymentKnown}).
+   */
   readonly account: string;
+}
+
+/**
+ * True when `deployment` says where a push goes: a base URL and an account. A record without one (an earlier
+ * release's) or whose account was not read takes the deployment of the next `sending` change ({@link PaymentChange.deployment}).
+ */
+export function isDeploymentKnown(deployment: PaymentDeployment | undefined): deployment is PaymentDeployment {
+  return deployment !== undefined && deployment.account !== '';
 }
 
 /** What the service answered against a final record (see {@link PaymentRecord.contradiction}). */
@@ -167,6 +179,13 @@ export interface PaymentChange {
   readonly error?: PaymentError;
   /** The service's request id of the answer that caused the change, when there was one (kept in the history). */
   readonly requestId?: string;
+  /**
+   * Where the push about to leave goes (a change to `initiating`, before an attempt): written only when the record does
+   * not say it yet (no deployment: an earlier release's; or an empty account: the key could not be read as it was
+   * written), so no push ever leaves from a record that does not say where it went. A store never replaces a
+   * deployment whose account is known ({@link isDeploymentKnown}).
+   */
+  readonly deployment?: PaymentDeployment;
   /**
    * The one change a final record takes: with `state` equal to the record's, it marks the record as contradicted by
    * the service's answer (`statusText`, `requestId`) and changes nothing else. The store stamps `at` and keeps `by`.

@@ -10,6 +10,7 @@ import {
   contradictionOf,
   eventOf,
   isContradictionMark,
+  isDeploymentKnown,
   isOpenPaymentState,
   type LeaseRequest,
   type NewPaymentRecord,
@@ -98,7 +99,10 @@ export class MemoryJournal implements PaymentJournal {
     if (mark) next.contradiction = contradictionOf(change, at);
     else {
       for (const [key, value] of Object.entries(change)) {
-        if (value !== undefined && key !== 'by' && key !== 'requestId' && key !== 'contradiction') next[key] = value;
+        if (value === undefined || key === 'by' || key === 'requestId' || key === 'contradiction') continue;
+        // Where a push went is written once: a change names it only for a record that does not say it yet.
+        if (key === 'deployment' && isDeploymentKnown(current.deployment)) continue;
+        next[key] = value;
       }
     }
     next.updatedAt = at;

@@ -67,6 +67,11 @@ export const EVENT_COLUMNS = [
  */
 export type RecordRow = Readonly<Record<string, unknown>>;
 
+/** A deployment as both stores keep it (JSON text of its two fields, in this order), or `null` for none. */
+export function deploymentColumn(deployment: PaymentDeployment | undefined): string | null {
+  return deployment === undefined ? null : JSON.stringify({ baseUrl: deployment.baseUrl, account: deployment.account });
+}
+
 /**
  * The values an `INSERT` binds for a new record, in {@link RECORD_COLUMNS} order, stamped `at` (the journal's
  * clock) with version 1; absent fields become `null`.
@@ -92,7 +97,7 @@ export function recordToRow(record: NewPaymentRecord, at: string | null): (strin
     // older release, which an upgraded store refuses.
     sendWindowOf(record),
     null,
-    record.deployment === undefined ? null : JSON.stringify({ baseUrl: record.deployment.baseUrl, account: record.deployment.account }),
+    deploymentColumn(record.deployment),
     record.sealedPhoneNumber ?? null,
     1,
   ];

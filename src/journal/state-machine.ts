@@ -18,9 +18,11 @@
  */
 import {
   DEFAULT_NOT_FOUND_GRACE_MS,
+  isDeploymentKnown,
   isOpenPaymentState,
   markContradiction,
   type PaymentChange,
+  type PaymentDeployment,
   type PaymentError,
   type PaymentJournal,
   type PaymentRecord,
@@ -30,8 +32,11 @@ import type { RecordWatch } from './record-watch.js';
 
 /** What a writer learnt about a payment. */
 export type PaymentObservation =
-  /** An attempt of `initiate` is about to leave; `sendWindowMs` bounds how long it can still reach the service. */
-  | { readonly kind: 'sending'; readonly sendWindowMs: number }
+  /**
+   * An attempt of `initiate` is about to leave; `sendWindowMs` bounds how long it can still reach the service, and
+   * `deployment` says where it goes (written only into a record that has none: see `PaymentChange.deployment`).
+   */
+  | { readonly kind: 'sending'; readonly sendWindowMs: number; readonly deployment?: PaymentDeployment | undefined }
   /** The service accepted the push (202). */
   | { readonly kind: 'accepted'; readonly statusText: string; readonly requestId?: string | undefined }
   /** A status answer, its word already mapped to a state. */
@@ -97,7 +102,11 @@ export function decide(record: PaymentRecord, observation: PaymentObservation, b
     case 'sending':
       // A pending record is at the service, a final one is closed: sending again could push twice.
       if (state !== 'initiating' && state !== 'unknown') return { kind: 'refuse' };
-      return change({ state: 'initiating', sendWindowMs: observation.sendWindowMs });
+      return change({
+        state: 'initiating',
+        sendWindowMs: observation.sendWindowMs,
+        ...(!isDeploymentKnown(record.deployment) && observation.deployment !== undefined ? { deployment: observation.deployment } : {}),
+      });
     case 'accepted':
       // A 202 for a reference the journal closed as never sent or refused: the service holds it after all.
       if (state === 'not-sent' || state === 'rejected') return contradiction(record, observation, by);

@@ -18,7 +18,16 @@ import type {
   PaymentTransition,
 } from '../journal/journal.js';
 import { stateCounts } from '../journal/journal.js';
-import { RECORD_COLUMNS, type RecordRow, RowReader, recordToRow, rowToEvent, rowToRecord, WRITES_BUMP } from '../journal/record-row.js';
+import {
+  deploymentColumn,
+  RECORD_COLUMNS,
+  type RecordRow,
+  RowReader,
+  recordToRow,
+  rowToEvent,
+  rowToRecord,
+  WRITES_BUMP,
+} from '../journal/record-row.js';
 import { takeBudgetRow } from './budget.js';
 import { Listener } from './listener.js';
 import { openPool, type PostgresPool, type PostgresQueryResult } from './pool.js';
@@ -189,7 +198,9 @@ export class PostgresJournal implements PaymentJournal {
            state = $3, updated_at = GREATEST(${NOW}, journal.updated_at), version = journal.version + 1,
            status_text = COALESCE($4, journal.status_text), transaction_code = COALESCE($5, journal.transaction_code),
            reason = COALESCE($6, journal.reason), error = COALESCE($7::jsonb, journal.error),
-           send_window_ms = COALESCE($8, journal.send_window_ms), ${WRITES_BUMP}
+           send_window_ms = COALESCE($8, journal.send_window_ms), deployment = CASE WHEN journal.deployment IS NULL OR journal.deployment->>'account' = ''
+             THEN COALESCE($11::jsonb, journal.deployment) ELSE journal.deployment END,
+           ${WRITES_BUMP}
          FROM before WHERE journal.reference_id = before.reference_id
          RETURNING journal.*
        ), event AS (
@@ -208,6 +219,7 @@ export class PostgresJournal implements PaymentJournal {
         change.sendWindowMs ?? null,
         change.requestId ?? null,
         change.by,
+        deploymentColumn(change.deployment),
       ],
     );
     if (result.rows.length === 1) return { applied: true, record: rowToRecord(result.rows[0] as RecordRow) };

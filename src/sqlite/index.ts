@@ -37,6 +37,7 @@ import {
   UNKNOWN_SEND_WINDOW_MS,
 } from '../journal/journal.js';
 import {
+  deploymentColumn,
   EVENT_COLUMNS,
   eventToRow,
   RECORD_COLUMNS,
@@ -191,6 +192,7 @@ export class SqliteJournal implements PaymentJournal {
         change.reason ?? null,
         change.error === undefined ? null : JSON.stringify(change.error),
         change.sendWindowMs ?? null,
+        deploymentColumn(change.deployment),
         referenceId,
         expectedVersion,
       );
@@ -391,7 +393,8 @@ export class SqliteJournal implements PaymentJournal {
       update: db.prepare(
         `UPDATE ${TABLE} SET state = ?, updated_at = ?, status_text = COALESCE(?, status_text),
            transaction_code = COALESCE(?, transaction_code), reason = COALESCE(?, reason), error = COALESCE(?, error),
-           send_window_ms = COALESCE(?, send_window_ms), version = version + 1, ${WRITES_BUMP}
+           send_window_ms = COALESCE(?, send_window_ms), deployment = CASE WHEN deployment IS NULL OR json_extract(deployment, '$.account') = '' THEN COALESCE(?, deployment) ELSE deployment END,
+           version = version + 1, ${WRITES_BUMP}
          WHERE reference_id = ? AND version = ? AND state IN ${OPEN} RETURNING ${COLUMNS}`,
       ),
       // The one write a final record takes: the service's contradicting answer, nothing else.

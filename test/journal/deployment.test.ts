@@ -19,6 +19,7 @@ import {
   UnknownOutcomeError,
 } from '../../src/index.js';
 import {
+  acceptCollection,
   advanceTime,
   advanceUntilSettled,
   CHECK_URL,
@@ -218,6 +219,124 @@ describe('the incident: a process configured for the sandbox, on the journal of 
 });
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+describe('no push leaves from a record that does not say where it went', () => {
+  /** A sandbox that answers a status of its own for the reference (another payment of the same id, or a test's). */
+  function sandboxAnswersFailed(): void {
+    server.use(
+      http.get(`${SANDBOX}/health`, () => HttpResponse.json({ status: 'ok' })),
+      http.get(`${SANDBOX}/v1/collections/check/:referenceId`, () => HttpResponse.json(statusBody({ statusText: 'failed' }))),
+    );
+  }
+
+  it('a key function that cannot answer when the record is written: its account is read and written before the push leaves', async () => {
+    const journal = new MemoryJournal();
+    let keyCalls = 0;
+    // A secrets vault that times out once, then answers: the record is written with its base URL, the account unread.
+    const apiKey = async () => {
+      keyCalls++;
+      if (keyCalls === 1) throw new Error('the vault did not answer in time');
+      return API_KEY;
+    };
+    const writes: (string | undefined)[] = [];
+    const watched = new Proxy(journal, {
+      get(target, name, receiver) {
+        if (name === 'insert')
+          return (record: PaymentRecord) => {
+            writes.push(record.deployment?.account);
+            return target.insert(record);
+          };
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await unknownPush(watched, { apiKey });
+    expect(writes).toEqual(['']);
+    const record = await journal.get(REFERENCE_ID);
+    expect(record?.deployment).toEqual({ baseUrl: PRODUCTION, account: expect.stringMatching(/^key:[0-9a-f]{16}$/) });
+    // The sandbox's answers are then no evidence about it.
+    sandboxAnswersFailed();
+    requests.length = 0;
+    const checked = track(sandboxClient(journal).checkStatus(REFERENCE_ID));
+    await advanceUntilSettled(checked, 5);
+    expectNamesBothDeployments(checked.error);
+    expect(sandboxChecks()).toBe(0);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+  });
+
+  it("a record whose account was not read (its closing write failed): the sandbox's answers move nothing; the base URL's own 404 may close it", async () => {
+    const scratch = new MemoryJournal();
+    await unknownPush(scratch);
+    const { deployment: _, ...payment } = (await scratch.get(REFERENCE_ID)) as PaymentRecord;
+    const journal = new MemoryJournal();
+    await journal.insert({ ...payment, state: 'initiating', deployment: { baseUrl: PRODUCTION, account: '' } });
+    sandboxAnswersFailed();
+    requests.length = 0;
+    const checked = track(sandboxClient(journal).checkStatus(REFERENCE_ID));
+    await advanceUntilSettled(checked, 5);
+    expect(checked.error).toBeInstanceOf(ConfigurationError);
+    expect((checked.error as Error).message).toContain('(account not read)');
+    expect(sandboxChecks()).toBe(0);
+    // Production's client (any account of that base URL) judges it: nothing was pushed from it, production holds nothing.
+    productionAnswers('not-found');
+    const production = collectionsClient({ ...CLIENT, journal, apiKey: 'another_production_key_1234' });
+    await production.recover();
+    await advanceTime(WINDOW_MS + GRACE_MS + 5_000, 1_000);
+    const [closed] = await production.recover();
+    expect(closed?.state).toBe('not-sent');
+  });
+
+  it('a key function that cannot answer, for a payment the journal holds: reconciled as before, never "nothing was sent"', async () => {
+    const journal = new MemoryJournal();
+    await unknownPush(journal);
+    const failing = collectionsClient({
+      ...CLIENT,
+      journal,
+      apiKey: async () => {
+        throw new Error('the vault is down');
+      },
+    });
+    const retry = track(failing.initiate(collectionInput()));
+    await advanceUntilSettled(retry, 5);
+    expect(retry.error).toBeInstanceOf(UnknownOutcomeError);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+  });
+
+  it('a record of an earlier release (no deployment) taken over by initiate: the takeover writes where its push goes', async () => {
+    const scratch = new MemoryJournal();
+    await unknownPush(scratch);
+    const { deployment: _, ...legacy } = (await scratch.get(REFERENCE_ID)) as PaymentRecord;
+    const journal = new MemoryJournal();
+    await journal.insert({ ...legacy, state: 'unknown' });
+    productionAnswers('not-found');
+    server.use(acceptCollection());
+    const client = collectionsClient({ ...CLIENT, journal });
+    // Too young to be sent again: the call says so and sends nothing; past its window and the grace, it takes over.
+    const early = track(client.initiate(collectionInput()));
+    await advanceUntilSettled(early, 5);
+    expect(early.error).toBeInstanceOf(UnknownOutcomeError);
+    await advanceTime(WINDOW_MS + GRACE_MS + 5_000, 1_000);
+    const taken = track(client.initiate(collectionInput()));
+    await advanceUntilSettled(taken, 5);
+    expect(taken.error).toBeUndefined();
+    expect(taken.value?.status).toBe('pending');
+    const record = await journal.get(REFERENCE_ID);
+    expect(record?.state).toBe('pending');
+    expect(record?.deployment).toEqual({ baseUrl: PRODUCTION, account: expect.stringMatching(/^key:[0-9a-f]{16}$/) });
+    // One write takes it over and says where the push goes.
+    expect((await journal.history(REFERENCE_ID)).map((event) => `${event.from}→${event.to}`)).toEqual([
+      'null→unknown',
+      'unknown→initiating',
+      'initiating→pending',
+    ]);
+    // The sandbox's "failed" for the same reference moves nothing (without the deployment, it marked it failed).
+    sandboxAnswersFailed();
+    const checked = track(sandboxClient(journal).checkStatus(REFERENCE_ID));
+    await advanceUntilSettled(checked, 5);
+    expectNamesBothDeployments(checked.error);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+  });
+});
 
 describe('key rotation: routine, never strands a record', () => {
   it("records of the old key are still decided by the client whose key function rotated; the new key's records carry its identity", async () => {

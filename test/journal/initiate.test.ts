@@ -29,6 +29,7 @@ import {
   validationProblem,
   watchFor,
 } from '../helpers/collections.js';
+import { COLLECTIONS_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
@@ -122,7 +123,12 @@ describe('initiate writes the journal', () => {
       },
     });
     await expect(client.initiate(collectionInput())).rejects.toBeInstanceOf(ConfigurationError);
-    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'not-sent', error: { name: 'ConfigurationError' } });
+    // It names the base URL its push would have gone to; the account could not be read.
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({
+      state: 'not-sent',
+      error: { name: 'ConfigurationError' },
+      deployment: { baseUrl: COLLECTIONS_BASE_URL, account: '' },
+    });
     expect(requests).toHaveLength(0);
   });
 

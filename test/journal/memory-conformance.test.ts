@@ -16,6 +16,9 @@ const FINAL = 'a final record never changes, whatever the version a writer expec
 const TEXT = 'stored text and amounts round-trip exactly (emoji, CJK, quotes, SQL, long strings; 10.05, 9999.99)';
 
 /** A store that delegates to a MemoryJournal and breaks one rule. */
+/** The check that a takeover's deployment is written into a record without one, and never over one. */
+const WRITTEN_ONCE = 'a change naming a deployment writes it into a record that has none, and never replaces one';
+
 function broken(overrides: (inner: MemoryJournal) => Partial<PaymentJournal>, inner = new MemoryJournal()): () => PaymentJournal {
   const store: PaymentJournal = {
     insert: (record) => inner.insert(record),
@@ -352,7 +355,8 @@ describe('checkPaymentJournal fails broken stores', () => {
         },
       })),
     );
-    expect(failed(results)).toEqual([KEPT]);
+    // It loses a deployment a takeover writes the same way.
+    expect(failed(results)).toEqual([KEPT, WRITTEN_ONCE]);
     expect(results.find((result) => result.name === KEPT)?.error).toMatch(
       /deployment: expected .*got undefined.*must keep PaymentRecord\.deployment .* and sealedPhoneNumber/,
     );
@@ -362,6 +366,28 @@ describe('checkPaymentJournal fails broken stores', () => {
       })),
     );
     expect(failed(atInsert)).toContain(KEPT);
+  });
+
+  it('a store that ignores the deployment a change names, or replaces one a record has, fails, saying why', async () => {
+    const ignoring = await checkPaymentJournal(
+      broken((inner) => ({ transition: (id, version, { deployment: _ignored, ...change }) => inner.transition(id, version, change) })),
+    );
+    expect(failed(ignoring)).toEqual([WRITTEN_ONCE]);
+    expect(ignoring.find((result) => result.name === WRITTEN_ONCE)?.error).toMatch(
+      /account was not read \(account ''\), then a change naming the deployment: account "", expected key:0123456789abcdef \(a store must write it/,
+    );
+    // A store that writes the named deployment over the record's (a row rewritten from the change).
+    const replacing = await checkPaymentJournal(
+      broken((inner) => ({
+        transition: async (id, version, change) => {
+          const outcome = await inner.transition(id, version, change);
+          if (!outcome.applied || change.deployment === undefined) return outcome;
+          return { applied: true, record: { ...outcome.record, deployment: change.deployment } };
+        },
+      })),
+    );
+    expect(failed(replacing)).toEqual([WRITTEN_ONCE]);
+    expect(replacing.find((result) => result.name === WRITTEN_ONCE)?.error).toMatch(/expected it kept as .*never replace/);
   });
 
   it('a store that ignores list({ contradictions: true }) (every record comes back) fails', async () => {

@@ -141,10 +141,9 @@ export interface WorldPlan {
   /** Processes configured for a second deployment (their own stream of draws: other worlds keep theirs). */
   readonly elsewhere: readonly ElsewherePlan[];
   /**
-   * Some clients' keys come from a key function that takes its time (a vault): every world but those with a second
-   * deployment. There, a till's create whose key could not be read writes its record without a deployment, and a
-   * takeover later sends it without writing one, so any deployment's answer moves it (a defect of the SDK, found by
-   * these worlds and pinned by a directed test: docs/internals/simulation.md).
+   * Some clients' keys come from a key function that takes its time (a vault), in every drawn world: a till's create
+   * whose key cannot be read writes its record without a deployment, and the attempt (or a later takeover) must write
+   * one before its push leaves, or any deployment's answer would move the record.
    */
   readonly slowKeys: boolean;
   readonly tills: readonly TillPlan[];
@@ -346,8 +345,7 @@ function drawBudget(seed: number, random: () => number, reduce: Reductions, jour
  * own stream of draws, continued by the run for that deployment's answers: every other draw keeps its meaning).
  */
 function drawElsewhereWorld(random: () => number, reduce: Reductions): Pick<WorldPlan, 'elsewhere' | 'slowKeys'> {
-  const elsewhere = drawElsewhere(random, reduce);
-  return { elsewhere, slowKeys: elsewhere.length === 0 };
+  return { elsewhere: drawElsewhere(random, reduce), slowKeys: true };
 }
 
 function drawElsewhere(random: () => number, reduce: Reductions): ElsewherePlan[] {

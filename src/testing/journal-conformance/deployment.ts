@@ -69,6 +69,45 @@ export const DEPLOYMENT_CHECKS: ReadonlyArray<readonly [string, Check]> = [
     },
   ],
   [
+    'a change naming a deployment writes it into a record that has none, and never replaces one',
+    async ({ journal, reopen }) => {
+      const first = { baseUrl: 'https://collections.example.com/v1', account: 'key:0123456789abcdef' };
+      const other = { baseUrl: 'https://sandbox.collections.example.com', account: 'key:fedcba9876543210' };
+      const unread = await insert(journal, newRecord({ deployment: { baseUrl: first.baseUrl, account: '' } }));
+      const read = await journal.transition(unread.referenceId, 1, { state: 'initiating', by: BY, sendWindowMs: 5000, deployment: first });
+      if (read.record?.deployment?.account !== first.account)
+        throw new Error(
+          `a record whose account was not read (account ''), then a change naming the deployment: account ${JSON.stringify(read.record?.deployment?.account)}, expected ${first.account} (a store must write it: the push about to leave goes there)`,
+        );
+      const bare = await insert(journal, newRecord());
+      const taken = await journal.transition(bare.referenceId, 1, { state: 'initiating', by: BY, sendWindowMs: 5000, deployment: first });
+      if (!taken.applied) throw new Error('a transition to initiating naming a deployment, on the version just read, was not applied');
+      const why =
+        'a store must write PaymentChange.deployment into a record that has none (a push is about to leave from it: without ' +
+        'it, answers from any deployment would move the record) and never replace a deployment a record has';
+      for (const [what, record] of [
+        ['the record the transition resolves with', taken.record],
+        ['get after it', await journal.get(bare.referenceId)],
+      ] as const) {
+        if (record?.deployment?.baseUrl !== first.baseUrl || record.deployment.account !== first.account)
+          throw new Error(`${what}: deployment ${JSON.stringify(record?.deployment)}, expected ${JSON.stringify(first)} (${why})`);
+      }
+      const again = await journal.transition(bare.referenceId, 2, { state: 'initiating', by: BY, sendWindowMs: 5000, deployment: other });
+      if (!again.applied) throw new Error('a second transition to initiating on the version just read was not applied');
+      const kept = (await reopen()).get(bare.referenceId);
+      for (const [what, record] of [
+        ['the record a change naming another deployment resolves with', again.record],
+        ['get on the reopened store', await kept],
+      ] as const) {
+        if (record?.deployment?.baseUrl !== first.baseUrl || record.deployment.account !== first.account)
+          throw new Error(
+            `${what}: deployment ${JSON.stringify(record?.deployment)}, expected it kept as ${JSON.stringify(first)} (${why})`,
+          );
+      }
+      await settle(journal, [bare, unread]);
+    },
+  ],
+  [
     'list({ contradictions: true }) returns the marked records only, oldest first, with states and limit applied',
     async ({ journal, reopen }) => {
       const records: PaymentRecord[] = [];
