@@ -26,7 +26,9 @@
  * part gets what it wants, the rest is split among the others). A holder above its fair share gives the excess back at
  * its next renewal; the others take it once it has cooled. While a holder that sends creates (a till) lives, the
  * others never grow into a tenth of the limit that tills do not keep yet ({@link createReserve}): a till's
- * creates find tokens at its next renewal.
+ * creates find tokens at its next renewal. And on every key from 5/s, whether a till ever used it or not, they leave
+ * one token free for a till that starts ({@link BudgetRequest.standingReserve}): its first create finds it at its
+ * first renewal.
  *
  * With `limit: 'adaptive'` the journal also keeps the rate: raised while holders report they could send more and the
  * service accepts, cut on 429s (slow start, then additive increase towards the rate the last 429s came at, then a
