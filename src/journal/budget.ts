@@ -178,6 +178,11 @@ export interface BudgetState {
   cutAt: number;
   /** The number of the last renewal (every renewal of the key is one event). */
   event: number;
+  /**
+   * A holder has sent creates on this key (a till). Not read here (the standing reserve is kept on every key); still
+   * written for holders of earlier releases sharing the journal, which leave it free only once this is set.
+   */
+  tillsSeen?: boolean;
   /** Every holder by id, live or with tokens still cooling. */
   holders: Record<string, BudgetHolder>;
 }
@@ -380,9 +385,10 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   // A holder that sends no creates leaves the standing reserve free for a till that holds nothing yet: its fair share
   // is counted without those tokens (so it gives them back once a till took them) and it never grows into them. On
   // every key from the start: nothing tells the journal that a till will come, and the first till of a key waited for
-  // the workers to give a token back (0.5–1 s). Like the tills' reserve not below 5 per second (one token of four
+  // the workers to give a token back (up to 2 s). Like the tills' reserve not below 5 per second (one token of four
   // would cost a quarter of the key; there, a till waits for the others' renewals).
   const standing = createReserve(limit) === 0 ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
+  if (holder.creates === true) state.tillsSeen = true;
   const targets = tillsFirst(
     limit,
     holder.creates === true ? 0 : standing,
