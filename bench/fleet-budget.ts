@@ -19,8 +19,8 @@
  *   2 s (a cashier's pace: a sale takes longer); its first create's wait for its token and the p95 of its creates,
  *   against the same till without a budget started in the same run (goal: within 50 ms of it). Rows: 2 workers on
  *   10/s and 8 workers on 5/s (more processes than tokens), on a key tills used before (an earlier till's creates);
- *   2 on 10/s on a key no till used yet; and a till bursting a create every 500 ms (no goal: it waits for its share
- *   to grow).
+ *   2 on 10/s on a key no till used yet; a till bursting a create every 500 ms (no goal: it waits for its share
+ *   to grow); and 8 on 5/s on a key no till used yet. `BENCH_BUDGET_FB4=0,4` runs only those rows.
  *
  * `npm run bench -- fleet-budget`. `BENCH_BUDGET_PARTS=fb1,fb3` runs only those parts, `BENCH_BUDGET_FLEETS=4` only
  * that fleet size of fb1; `BENCH_BUDGET_LIMIT` (default 40); `BENCH_BUDGET_TRACE=1` prints arrivals per second and
@@ -186,7 +186,8 @@ async function freshTill(script: string, dir: string, service: LimitedService): 
     { label: '8 workers, 5/s, tills used the key', limit: 5, workers: 8, tillsBefore: true, everyMs: 2_000 },
     { label: '2 workers, 10/s, no till used the key yet', limit: 10, workers: 2, tillsBefore: false, everyMs: 2_000 },
     { label: '2 workers, 10/s, a till bursting every 500 ms (no goal)', limit: 10, workers: 2, tillsBefore: true, everyMs: 500 },
-  ].filter((_, index) => (process.env.BENCH_BUDGET_FB4 ?? '0,1,2,3').split(',').includes(String(index)));
+    { label: '8 workers, 5/s, no till used the key yet', limit: 5, workers: 8, tillsBefore: false, everyMs: 2_000 },
+  ].filter((_, index) => (process.env.BENCH_BUDGET_FB4 ?? '0,1,2,3,4').split(',').includes(String(index)));
   for (const [index, variant] of variants.entries()) {
     const seen = await tillJoining(
       script,

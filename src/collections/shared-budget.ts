@@ -335,9 +335,9 @@ export class KeyBudget {
     // request was answered may be given back (it arrived before its answer, so a window from now is past its window).
     const counted = Math.max(keep, Math.min(this.#held, this.#mayStillArrive(sentAt)));
     const report = { accepted: this.#accepted, rateLimited: this.#rateLimited, saturated: this.#saturated };
-    // Demand: what it used plus a quarter and one (headroom, so a till's next create finds a token), or, when requests
-    // had to wait, twice what it used (and at least what waits now): a process grows while it can use more, but a till
-    // whose one create waited does not claim half the key.
+    // Demand: its headroom (what it used plus a quarter and one, a till plus one: its next create finds a token), or,
+    // when requests had to wait, twice what it used (and at least what waits now): a process grows while it can use
+    // more, but a till whose one create waited does not claim half the key.
     const waiting = this.#creates.length + this.#others.length;
     const headroom = this.#headroom();
     // And at least what was asked for per window, plus headroom: a till's creates come at their own pace whatever its
@@ -417,12 +417,14 @@ export class KeyBudget {
   }
 
   /**
-   * What a process keeps when its requests did not wait: what it used plus a quarter and one. A till needs no more:
-   * the key's reserve for tills (`createReserve`) gives its next creates tokens at its next renewal. (Half again and
-   * two kept a till's steady 4 creates a second on 8 tokens: a tenth of a 40/s key unused.)
+   * What a process keeps when its requests did not wait: what it used plus a quarter and one; a till (creates sent
+   * recently), its busiest window and one. Every token a till keeps idle is one the workers lose, and the key already
+   * keeps one free for a till that starts: a quarter more and one kept a till's 4 creates a second on 8 tokens, and
+   * with that token fb1's fleet used 86–88 % of the limit (90 % goal). A create beyond waits for its till's oldest
+   * token to leave the window, and its next renewal asks for twice the peak, served before the workers' equal parts.
    */
   #headroom(): number {
-    return Math.ceil(this.#peak * 1.25) + 1;
+    return monotonicNow() - this.#lastCreateAt < CREATES_RECENT_MS ? this.#peak + 1 : Math.ceil(this.#peak * 1.25) + 1;
   }
 
   #mayStillArrive(now: number): number {

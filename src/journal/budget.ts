@@ -26,7 +26,9 @@
  * part gets what it wants, the rest is split among the others). A holder above its fair share gives the excess back at
  * its next renewal; the others take it once it has cooled. While a holder that sends creates (a till) lives, the
  * others never grow into a tenth of the limit that tills do not keep yet ({@link createReserve}): a till's
- * creates find tokens at its next renewal.
+ * creates find tokens at its next renewal. And on every key from 5/s, whether a till ever used it or not, they leave
+ * one token free for a till that starts ({@link BudgetRequest.standingReserve}): its first create finds it at its
+ * first renewal.
  *
  * With `limit: 'adaptive'` the journal also keeps the rate: raised while holders report they could send more and the
  * service accepts, cut on 429s (slow start, then additive increase towards the rate the last 429s came at, then a
@@ -93,12 +95,12 @@ export interface BudgetRequest {
       }
     | undefined;
   /**
-   * Tokens of the key this holder leaves free for a till that holds none yet, on a key tills have used
-   * ({@link BudgetState.tillsSeen}), even while no till lives: a holder that does not send creates never grows into
-   * them, and its fair share is counted from the limit less them, so it gives them back when a till took them. A till
-   * that starts (or whose share lapsed while it was idle) finds them at its first renewal instead of waiting for every
-   * other holder to give tokens back and for them to cool. At most the limit less one. Absent: 0 (a holder of an
-   * earlier build). None below 5 requests per second (see {@link createReserve}).
+   * Tokens of the key this holder leaves free for a till that holds none yet, whether a till ever used the key or
+   * not (one may start at any moment): a holder that does not send creates never grows into them, and its fair share
+   * is counted from the limit less them, so it gives them back when a till took them. A till that starts (or whose
+   * share lapsed while it was idle) finds them at its first renewal instead of waiting for every other holder to give
+   * tokens back and for them to cool. At most the limit less one. Absent: 0 (a holder of an earlier build). None below
+   * 5 requests per second (see {@link createReserve}).
    */
   readonly standingReserve?: number | undefined;
   /**
@@ -177,8 +179,8 @@ export interface BudgetState {
   /** The number of the last renewal (every renewal of the key is one event). */
   event: number;
   /**
-   * A holder has sent creates on this key (a till): from then on, holders that leave a standing reserve for tills
-   * ({@link BudgetRequest.standingReserve}) leave it free, whether a till lives now or not.
+   * A holder has sent creates on this key (a till). Not read here (the standing reserve is kept on every key); still
+   * written for holders of earlier releases sharing the journal, which leave it free only once this is set.
    */
   tillsSeen?: boolean;
   /** Every holder by id, live or with tokens still cooling. */
@@ -381,12 +383,12 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   const limit = Math.max(0, Math.floor(adaptive ? Math.min(state.rate, declared) : declared === Number.POSITIVE_INFINITY ? 0 : declared));
 
   // A holder that sends no creates leaves the standing reserve free for a till that holds nothing yet: its fair share
-  // is counted without those tokens (so it gives them back once a till took them) and it never grows into them.
-  // Only on a key tills use (a key only workers use keeps its whole limit for them), and like the tills' reserve not
-  // below 5 per second (one token of four would cost a quarter of the key; there, a till waits for the others' renewals).
+  // is counted without those tokens (so it gives them back once a till took them) and it never grows into them. On
+  // every key from the start: nothing tells the journal that a till will come, and the first till of a key waited for
+  // the workers to give a token back (up to 2 s). Like the tills' reserve not below 5 per second (one token of four
+  // would cost a quarter of the key; there, a till waits for the others' renewals).
+  const standing = createReserve(limit) === 0 ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
   if (holder.creates === true) state.tillsSeen = true;
-  const standing =
-    state.tillsSeen !== true || createReserve(limit) === 0 ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
   const targets = tillsFirst(
     limit,
     holder.creates === true ? 0 : standing,
