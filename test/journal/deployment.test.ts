@@ -221,6 +221,16 @@ describe('the incident: a process configured for the sandbox, on the journal of 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 describe('no push leaves from a record that does not say where it went', () => {
+  /** A journal holding this test's payment as a record of an unknown push, without a deployment unless `record` names one. */
+  async function journalHolding(record: Pick<PaymentRecord, 'state'> & Partial<Pick<PaymentRecord, 'deployment'>>): Promise<MemoryJournal> {
+    const scratch = new MemoryJournal();
+    await unknownPush(scratch);
+    const { deployment: _, ...payment } = (await scratch.get(REFERENCE_ID)) as PaymentRecord;
+    const journal = new MemoryJournal();
+    await journal.insert({ ...payment, ...record });
+    return journal;
+  }
+
   /** A sandbox that answers a status of its own for the reference (another payment of the same id, or a test's). */
   function sandboxAnswersFailed(): void {
     server.use(
@@ -265,11 +275,7 @@ describe('no push leaves from a record that does not say where it went', () => {
   });
 
   it("a record whose account was not read (its closing write failed): the sandbox's answers move nothing; the base URL's own 404 may close it", async () => {
-    const scratch = new MemoryJournal();
-    await unknownPush(scratch);
-    const { deployment: _, ...payment } = (await scratch.get(REFERENCE_ID)) as PaymentRecord;
-    const journal = new MemoryJournal();
-    await journal.insert({ ...payment, state: 'initiating', deployment: { baseUrl: PRODUCTION, account: '' } });
+    const journal = await journalHolding({ state: 'initiating', deployment: { baseUrl: PRODUCTION, account: '' } });
     sandboxAnswersFailed();
     requests.length = 0;
     const checked = track(sandboxClient(journal).checkStatus(REFERENCE_ID));
@@ -303,11 +309,7 @@ describe('no push leaves from a record that does not say where it went', () => {
   });
 
   it('a record of an earlier release (no deployment) taken over by initiate: the takeover writes where its push goes', async () => {
-    const scratch = new MemoryJournal();
-    await unknownPush(scratch);
-    const { deployment: _, ...legacy } = (await scratch.get(REFERENCE_ID)) as PaymentRecord;
-    const journal = new MemoryJournal();
-    await journal.insert({ ...legacy, state: 'unknown' });
+    const journal = await journalHolding({ state: 'unknown' });
     productionAnswers('not-found');
     server.use(acceptCollection());
     const client = collectionsClient({ ...CLIENT, journal });
