@@ -76,10 +76,10 @@ function createBodies(): string[] {
   return requests.filter((request) => request.method === 'POST').map((request) => JSON.stringify(request.body));
 }
 
-/** Runs a call under the fake clock to its end. */
-async function settle<T>(promise: Promise<T>) {
+/** Runs a call under the fake clock to its end (at most `limitMs` of it). */
+async function settle<T>(promise: Promise<T>, limitMs?: number) {
   const call = track(promise);
-  await advanceUntilSettled(call);
+  await advanceUntilSettled(call, undefined, limitMs);
   return call;
 }
 
@@ -150,7 +150,7 @@ describe("duplicateReferences: 'refused', within one initiate", () => {
     // Within the memory, the same failure is answered by the resend.
     requests.length = 0;
     simulator.injectFault({ route: CREATE, status: 503, retryAfter: 40, times: 1 });
-    const within = await settle(refused({ duplicateMemoryMs: 70_000 }).initiate(collectionInput({ referenceId: OTHER_REFERENCE })));
+    const within = await settle(refused({ duplicateMemoryMs: 300_000 }).initiate(collectionInput({ referenceId: OTHER_REFERENCE })));
     expect(within.value).toMatchObject({ referenceId: OTHER_REFERENCE, status: 'pending' });
     expect(trail()).toEqual([CREATE, CREATE]);
   });
@@ -444,12 +444,12 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', drop: 'before', times: 1 });
     expect((await settle(refused({ journal, maxRetries: 0 }).initiate(collectionInput()))).error).toBeInstanceOf(UnknownOutcomeError);
     requests.length = 0;
-    // 20 s old by the journal's clock, remembered 60 s: the resend may leave, and must end within the 40 s left.
+    // 20 s old by the journal's clock, remembered 120 s: the resend may leave, and must end within the 100 s left.
     clock.offsetMs = 20_000;
-    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 15, times: 1 });
-    const recovered = await settle(refused({ journal, duplicateMemoryMs: 60_000 }).recover());
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 75, times: 1 });
+    const recovered = await settle(refused({ journal, duplicateMemoryMs: 120_000, maxRetryAfterMs: 120_000 }).recover(), 120_000);
     expect(recovered.error).toBeUndefined();
-    // Its retry would leave 15 s later and could last 30 s: past the memory, so the reference is checked instead.
+    // Its retry would leave 75 s later and could last 30 s: past the memory, so the reference is checked instead.
     expect(recovered.value?.[0]?.state).toBe('unknown');
     expect(trail().filter((line) => line === CREATE)).toHaveLength(1);
     expect(trail().at(-1)).toBe('GET /check');
