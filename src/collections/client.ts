@@ -17,6 +17,7 @@ import {
   RequestValidationError,
   ResponseValidationError,
 } from '../core/errors.js';
+import { monotonicNow } from '../core/monotonic.js';
 import { type ApiResponse, type RawRequestOptions, rawRequest } from '../core/raw-request.js';
 import { bearerAuth, type CallSettings, type HttpMethod, Transport } from '../core/transport.js';
 import { newReferenceId } from '../core/uuid.js';
@@ -136,6 +137,8 @@ export interface CollectionsClientOptions extends ClientOptions {
   /**
    * With `duplicateReferences: 'refused'`: how long the service remembers a reference, in milliseconds. A journal record
    * first written longer ago than this (by the journal's clock) is not resent: it is judged by the `'unknown'` rule.
+   * Within one call, a resend leaves only if its attempt ends within this long of the call's start (of the record's
+   * first write, for a record resent); past it the call checks the reference instead (found, or `UnknownOutcomeError`).
    * A whole number from 1 to 2 147 483 647.
    * @defaultValue `86400000` (24 h)
    */
@@ -255,7 +258,8 @@ export class CollectionsClient {
       ...(parsed.narration === undefined ? {} : { narration: parsed.narration }),
     };
     const journal = this.#journal;
-    const duplicates = { duplicateReferences: this.#duplicates };
+    // The service's memory of the reference runs from the first push's commit, which comes after this reading.
+    const duplicates = { duplicateReferences: this.#duplicates, rememberedUntil: monotonicNow() + this.#duplicateMemoryMs };
     return this.#transport.traced(
       'collections.initiate',
       settings,
@@ -315,10 +319,11 @@ export class CollectionsClient {
       },
       sendWindowMs: sendWindowMs(settings),
       attemptTimeoutMs: settings.timeoutMs,
-      send: (body, beforeAttempt) =>
+      send: (body, beforeAttempt, rememberedUntil) =>
         createCollection(this.#transport, this.#checks, this.#evidence, body.referenceId, body, settings, beforeAttempt, {
           duplicateReferences: 'refused',
           resending: true,
+          rememberedUntil,
         }),
     };
   }

@@ -24,6 +24,12 @@ export interface DuplicateRule {
   readonly duplicateReferences: 'refused' | 'unknown';
   /** An earlier call (a record in the journal) may have created it: the first attempt is already a resend. */
   readonly resending?: boolean;
+  /**
+   * With `'refused'`: until when (this process's monotonic clock) the service still remembers the reference, from
+   * `duplicateMemoryMs`. A resend of this call leaves only if its attempt ends before then; after it the call checks
+   * the reference instead (found, or `UnknownOutcomeError`). Default: no bound.
+   */
+  readonly rememberedUntil?: number;
 }
 
 /**
@@ -52,7 +58,13 @@ export function createCollection(
     absentSeen: 'not-found',
     resending: duplicates.resending === true,
     ...(refused
-      ? { refusesDuplicates: { existing: (error) => duplicateMeansPending(referenceId, error), refusal: isDefiniteRefusal } }
+      ? {
+          refusesDuplicates: {
+            existing: (error) => duplicateMeansPending(referenceId, error),
+            refusal: isDefiniteRefusal,
+            ...(duplicates.rememberedUntil === undefined ? {} : { rememberedUntil: duplicates.rememberedUntil }),
+          },
+        }
       : {}),
     send: async (attemptNumber) => {
       const deadline = await beforeAttempt?.();

@@ -35,7 +35,7 @@ import {
 import type { PaymentObservation } from '../journal/state-machine.js';
 import { type JournalBinding, paymentError } from './journal-binding.js';
 import { requestIdOf, withRequestId } from './request-id.js';
-import { type RebuiltCreate, type ResendRule, rebuildCreate } from './resend.js';
+import { type RebuiltCreate, type ResendRule, rebuildCreate, rememberedUntil } from './resend.js';
 import type { CollectionStatus, InitiatedCollection } from './schemas.js';
 
 /** The reconcile inside `initiate` waits the default grace beyond the last sender's window before sending again. */
@@ -78,8 +78,11 @@ export interface RecordResender {
   readonly sendWindowMs: number;
   /** See {@link JournaledSend.attemptTimeoutMs}. */
   readonly attemptTimeoutMs: number;
-  /** The rebuilt create, sent as a resend (its first attempt already follows one whose outcome is unknown). */
-  readonly send: (body: RebuiltCreate, beforeAttempt: () => Promise<number>) => Promise<InitiatedCollection>;
+  /**
+   * The rebuilt create, sent as a resend (its first attempt already follows one whose outcome is unknown); none of its
+   * attempts leaves past `rememberedUntil` (this process's monotonic clock: see `rememberedUntil` in resend.ts).
+   */
+  readonly send: (body: RebuiltCreate, beforeAttempt: () => Promise<number>, rememberedUntil: number) => Promise<InitiatedCollection>;
 }
 
 /** What {@link resendRecord} did, when it sent. */
@@ -106,9 +109,11 @@ export async function resendRecord(
   onTaken?: () => void,
 ): Promise<Resent | undefined> {
   const { referenceId } = record;
+  const readAt = monotonicNow();
   const now = await binding.use('read the clock', referenceId, (journal) => journal.now());
   const body = await rebuildCreate(record, resender.rule, now);
   if (body === undefined) return undefined;
+  const until = rememberedUntil(record, resender.rule, now, readAt);
   // Earlier writers' pushes may still be on their way (a resend does not wait for their window to pass): the window
   // this write states must still cover theirs, so the `'unknown'` rule stays true for every reader after it.
   const sendWindowMs = Math.max(resender.sendWindowMs, sendWindowOf(record));
@@ -120,7 +125,7 @@ export async function resendRecord(
   binding.logger.info(`resending the create of referenceId ${referenceId}: the service refuses duplicates, so its answer decides`);
   const result = await sendAndRecord(
     binding,
-    { ...resender, sendWindowMs, send: (beforeAttempt) => resender.send(body, beforeAttempt) },
+    { ...resender, sendWindowMs, send: (beforeAttempt) => resender.send(body, beforeAttempt, until) },
     taken.record,
     issuedAt,
     by,

@@ -30,6 +30,20 @@ export interface ResendRule {
   readonly logger: LevelLogger;
 }
 
+/**
+ * Until when (this process's monotonic clock) the service still remembers `record`'s reference: `duplicateMemoryMs`
+ * after the record was first written, its age read on the journal's clock (`journalNow`, read at `readAt`, a
+ * monotonic reading taken before that read was issued). The resend's own retries leave only before it.
+ */
+export function rememberedUntil(
+  record: PaymentRecord,
+  rule: Pick<ResendRule, 'duplicateMemoryMs'>,
+  journalNow: string,
+  readAt: number,
+): number {
+  return readAt + rule.duplicateMemoryMs - (Date.parse(journalNow) - Date.parse(record.createdAt));
+}
+
 /** The create of a record, rebuilt byte for byte as its push sent it. */
 export type RebuiltCreate = Readonly<Record<string, unknown>> & { readonly referenceId: string };
 

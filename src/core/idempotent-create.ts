@@ -5,6 +5,7 @@
  * @module
  */
 import { ResponseValidationError, UNKNOWN_OUTCOME_SEEN, UnknownOutcomeError, type UnknownOutcomeSeen } from './errors.js';
+import { monotonicNow } from './monotonic.js';
 import { isUnknownOutcome } from './retry.js';
 import type { CallSettings, Transport } from './transport.js';
 
@@ -55,6 +56,13 @@ export interface IdempotentCreate<Result> {
   readonly refusesDuplicates?: {
     readonly existing: (error: unknown) => Result | undefined;
     readonly refusal: (error: unknown) => boolean;
+    /**
+     * Until when (this process's monotonic clock, `monotonicNow()`) the service is known to remember the reference. A
+     * resend leaves only if its attempt's time limit (`timeoutMs`) ends before then; past it the service may have
+     * forgotten the reference and would store a second operation, so the call looks up instead (found: the operation;
+     * not seen: `UnknownOutcomeError`). Default: unset (no bound).
+     */
+    readonly rememberedUntil?: number;
   };
   /** An earlier call's attempt may have created the operation: the first attempt is already a resend. Default: false. */
   readonly resending?: boolean;
@@ -91,6 +99,13 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
       settings,
       async (attemptNumber) => {
         lastAttempt = attemptNumber;
+        // Measured as the resend is about to leave: a long Retry-After or a stalled process may have outlasted the memory.
+        if (!lookUpFirst && mayHaveCreated && !remembered(refuses?.rememberedUntil, settings.timeoutMs)) {
+          lookUpFirst = true;
+          transport.logger.warn(
+            `referenceId ${create.referenceId}: the service may have forgotten it by now (duplicateMemoryMs): checking it instead of sending it again`,
+          );
+        }
         if (lookUpFirst) {
           const seen = await create.lookup(attemptNumber);
           if (seen.kind === 'found') return seen.result;
@@ -142,6 +157,11 @@ export async function createOnce<Result>(transport: Transport, settings: CallSet
     if (seen.kind === 'excluded') throw error;
     throw unknown(transport, create.referenceId, error, absent);
   }
+}
+
+/** True while an attempt leaving now would end before `until` (monotonic); always true without a bound. */
+function remembered(until: number | undefined, timeoutMs: number): boolean {
+  return until === undefined || monotonicNow() + timeoutMs <= until;
 }
 
 function unknown(transport: Transport, referenceId: string, cause: unknown, seen: UnknownOutcomeSeen): UnknownOutcomeError {

@@ -35,6 +35,7 @@ const { server, requests } = useMswServer();
 const KEY = COLLECTIONS_API_KEYS.primary;
 const CREATE = `POST ${INITIATE_PATH}`;
 const FULL_NUMBER = '260977123456';
+const OTHER_REFERENCE = '7d4c2f1e-3b5a-4c6d-8e9f-0a1b2c3d4e5f';
 
 let simulator: Simulator;
 beforeEach(async () => {
@@ -75,10 +76,10 @@ function createBodies(): string[] {
   return requests.filter((request) => request.method === 'POST').map((request) => JSON.stringify(request.body));
 }
 
-/** Runs a call under the fake clock to its end. */
-async function settle<T>(promise: Promise<T>) {
+/** Runs a call under the fake clock to its end (at most `limitMs` of it). */
+async function settle<T>(promise: Promise<T>, limitMs?: number) {
   const call = track(promise);
-  await advanceUntilSettled(call);
+  await advanceUntilSettled(call, undefined, limitMs);
   return call;
 }
 
@@ -132,6 +133,25 @@ describe("duplicateReferences: 'refused', within one initiate", () => {
     expect(call.error).toBeUndefined();
     expect(call.value).toMatchObject({ referenceId: REFERENCE_ID, status: 'pending' });
     expect(simulator.collections()).toHaveLength(1);
+    expect(trail()).toEqual([CREATE, CREATE]);
+  });
+
+  it('sends no resend that would end past duplicateMemoryMs (a long Retry-After): the call checks the reference instead', async () => {
+    useFakeClock();
+    // The push is refused before it is stored, with a Retry-After that outlasts the service's memory of the reference.
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 40, times: 1 });
+    const { logger, lines } = capturingLogger();
+    const call = await settle(refused({ duplicateMemoryMs: 60_000, logger, logLevel: 'warn' }).initiate(collectionInput()));
+    // 40 s of pause plus the resend's 30 s time limit ends past the 60 s memory: a resend could be a second push.
+    expect(call.error).toBeInstanceOf(UnknownOutcomeError);
+    expect(trail()).toEqual([CREATE, 'GET /check']);
+    expect(simulator.collections()).toHaveLength(0);
+    expect(lines).toContainEqual(expect.stringMatching(/may have forgotten it by now \(duplicateMemoryMs\): checking it instead/));
+    // Within the memory, the same failure is answered by the resend.
+    requests.length = 0;
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 40, times: 1 });
+    const within = await settle(refused({ duplicateMemoryMs: 300_000 }).initiate(collectionInput({ referenceId: OTHER_REFERENCE })));
+    expect(within.value).toMatchObject({ referenceId: OTHER_REFERENCE, status: 'pending' });
     expect(trail()).toEqual([CREATE, CREATE]);
   });
 
@@ -414,6 +434,26 @@ describe("duplicateReferences: 'refused' with a journal", () => {
     const [resent] = await refused({ journal }).recover();
     expect(resent?.state).toBe('pending');
     expect(trail()).toContain(CREATE);
+  });
+
+  it("a resend's own retries stop where the service's memory of the record ends: checked instead, the record left open", async () => {
+    useFakeClock();
+    const clock = { offsetMs: 0 };
+    const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+    simulator.injectFault({ route: CREATE, drop: 'before', times: 1 });
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', drop: 'before', times: 1 });
+    expect((await settle(refused({ journal, maxRetries: 0 }).initiate(collectionInput()))).error).toBeInstanceOf(UnknownOutcomeError);
+    requests.length = 0;
+    // 20 s old by the journal's clock, remembered 120 s: the resend may leave, and must end within the 100 s left.
+    clock.offsetMs = 20_000;
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 75, times: 1 });
+    const recovered = await settle(refused({ journal, duplicateMemoryMs: 120_000, maxRetryAfterMs: 120_000 }).recover(), 120_000);
+    expect(recovered.error).toBeUndefined();
+    // Its retry would leave 75 s later and could last 30 s: past the memory, so the reference is checked instead.
+    expect(recovered.value?.[0]?.state).toBe('unknown');
+    expect(trail().filter((line) => line === CREATE)).toHaveLength(1);
+    expect(trail().at(-1)).toBe('GET /check');
+    expect(simulator.collections()).toHaveLength(0);
   });
 
   it('checkStatus and pollUntilSettled never close a resendable record as not-sent on a 404, however old', async () => {

@@ -18,7 +18,7 @@
  */
 import type { UnknownOutcomeError } from '../../src/core/errors.js';
 import type { PaymentRecord } from '../../src/journal/journal.js';
-import { isOpenState, isSdkError, isSettledWord, meaningOfWord } from './oracle.js';
+import { carriesWindow, isOpenState, isSdkError, isSettledWord, meaningOfWord } from './oracle.js';
 import type { Sale } from './processes.js';
 import { T0 } from './scheduler.js';
 import { type Collection, outcomeAt, type Service } from './service.js';
@@ -29,8 +29,6 @@ function outcomesOf(collection: Collection | undefined): string[] {
   return collection.reversedAt === undefined ? [collection.outcome] : [collection.outcome, outcomeAt(collection, collection.reversedAt)];
 }
 const short = (referenceId: string) => referenceId.slice(0, 8);
-/** Whether a record carries its sender's window (CONTRACT: one without it has the longest possible, no age decides it). */
-const carriesWindow = (record: PaymentRecord) => typeof record.sendWindowMs === 'number' && record.sendWindowMs >= 0;
 
 interface Told {
   readonly by: string;
@@ -173,7 +171,9 @@ export class Ledger {
       const held = service.holding(record.referenceId);
       const reference = short(record.referenceId);
       if ((record.state === 'initiating' || record.state === 'unknown') && held.length === 0 && !carriesWindow(record)) {
-        // No window known (written by the previous release): no age decides it; it stays open for a person (onStale).
+        // No window known (written by the previous release, or resent since under the unbounded window its first push
+        // kept: seed 2458, a record past duplicateMemoryMs that no resend may answer): no age decides it; it stays open
+        // for a person (onStale).
         this.probe('open without a window, held by no one');
       } else if (record.state === 'initiating' || record.state === 'pending' || record.state === 'unknown') {
         this.violations.push(

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { attemptWindow, isSdkError, judgedWindow, meaningOfWord, notFoundIsEvidence } from './oracle.js';
+import { attemptWindow, carriesWindow, isSdkError, judgedWindow, meaningOfWord, notFoundIsEvidence } from './oracle.js';
 
 const ORACLE_FILES = ['oracle.ts', 'invariants.ts'];
 
@@ -37,6 +37,10 @@ describe('the oracle', () => {
     expect(attemptWindow({ maxRetries: 2, timeoutMs: 30_000 })).toBe(106_000);
     expect(judgedWindow({}, 106_000)).toBe(Number.POSITIVE_INFINITY);
     expect(judgedWindow({ sendWindowMs: 70_000 }, 106_000)).toBe(106_000);
+    // A window stated as unbounded (a store's upgrade, a resend of a record of the previous release) is no window.
+    expect(judgedWindow({ sendWindowMs: Number.POSITIVE_INFINITY }, 106_000)).toBe(Number.POSITIVE_INFINITY);
+    expect(carriesWindow({ sendWindowMs: Number.POSITIVE_INFINITY })).toBe(false);
+    expect(carriesWindow({ sendWindowMs: 0 })).toBe(true);
     expect(notFoundIsEvidence('bare 404', false)).toBe(false);
     expect(notFoundIsEvidence('404', true)).toBe(false);
     expect(notFoundIsEvidence('404', false)).toBe(true);

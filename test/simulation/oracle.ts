@@ -51,9 +51,20 @@ export function isOpenState(state: string): boolean {
  * client's settings), never with the number the SDK wrote, which a slip could have shortened.
  */
 export function judgedWindow(record: { readonly sendWindowMs?: number | undefined }, senderWindowMs: number | undefined): number {
-  const carried = record.sendWindowMs;
-  if (!(typeof carried === 'number' && carried >= 0)) return Number.POSITIVE_INFINITY;
-  return senderWindowMs ?? carried;
+  if (!carriesWindow(record)) return Number.POSITIVE_INFINITY;
+  return senderWindowMs ?? (record.sendWindowMs as number);
+}
+
+/**
+ * Whether a record states a window an age can pass (CONTRACT, "A window the journal does not know is the longest one
+ * possible"): a finite number of milliseconds. A record without one, and one whose window is stated as unbounded (a
+ * store's upgrade writes `Infinity` into open records of the previous release; a resend of such a record keeps the
+ * longest window of its writers, `Infinity`, since the previous release's push may still arrive), is never decided by
+ * age: it settles by the service's answer or waits for a person.
+ */
+export function carriesWindow(record: { readonly sendWindowMs?: number | undefined }): boolean {
+  const window = record.sendWindowMs;
+  return typeof window === 'number' && Number.isFinite(window) && window >= 0;
 }
 
 /** Clocks of the processes drift by up to 0.01 %: a measure may be that much long, so bounds are shortened by twice it. */

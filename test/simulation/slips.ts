@@ -243,7 +243,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/resend.ts',
     find: '  if (!Number.isFinite(ageMs) || ageMs >= rule.duplicateMemoryMs) return undefined;',
     replace: '  if (!Number.isFinite(ageMs)) return undefined;',
-    seed: 1,
+    seed: 174,
   },
   {
     name: 'bare-duplicate-evidence',

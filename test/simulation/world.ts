@@ -224,10 +224,6 @@ function drawPlan(seed: number, reduce: Reductions, streams: Streams, random: ()
   // outside the model (seed 2341 once budgets measured time, a double with no slip).
   const minGraceMs = Math.min(DEFAULT_GRACE_MS, ...graces.map((grace) => grace ?? DEFAULT_GRACE_MS));
   faults.maxLagMs = Math.min(faults.maxLagMs, Math.max(0, minGraceMs - 100));
-  // A world whose service forgets references in minutes has no stalled event loop: a call's own resend after a stall
-  // longer than that memory goes to a service that forgot (seed 1624: 522 s, memory 267 s, before the 2 min margin). The SDK checks the record's
-  // age only before a resend from the record, not within a call (docs/internals/simulation.md, "Found, not fixed").
-  if (faults.memoryMs !== undefined) knobs.advanceWhileRunnable = 0;
   return {
     seed,
     faults,
