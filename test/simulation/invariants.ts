@@ -20,7 +20,7 @@ import type { UnknownOutcomeError } from '../../src/core/errors.js';
 import type { PaymentRecord } from '../../src/journal/journal.js';
 import { isOpenState, isSdkError, isSettledWord, meaningOfWord } from './oracle.js';
 import type { Sale } from './processes.js';
-import { T0 } from './scheduler.js';
+import { type Proc, T0 } from './scheduler.js';
 import { type Collection, outcomeAt, type Service } from './service.js';
 
 /** Every outcome the service ever says of `collection`: its own, and the other once it is reversed. */
@@ -232,4 +232,93 @@ export function budgetWindowViolations(arrivals: readonly Arrival[], limitOf: nu
     }
   }
   return [];
+}
+
+/** What the re-check invariant reads of the scheduler: true time, and whether a process ran late (paused, stalled). */
+export interface RecheckClock {
+  readonly now: () => number;
+  readonly ranLate: (proc: Proc, from: number, to: number) => boolean;
+}
+
+/**
+ * The settlement worker's re-check (docs/guide/settlement-worker.md: a payment it holds stays in its one queue until it
+ * settles; one whose next check is far off is parked, its lease renewed until that check is due; a 429 pauses every
+ * check, the leases still renewed; a journal that fails has its renewals tried again; `stop()` releases): a worker
+ * that was answered about a payment it holds acts on it again before its lease can run out: it checks it again,
+ * renews its lease (kept, parked, or set aside: each a renewal naming it) or releases it. A lease that runs out after
+ * a check with none of these (the journal hands the payment out again while the worker still owes it a step) is a
+ * LAPSED lease: the payment was dropped and waits for the lease's expiry and a scan instead of its schedule, which
+ * the liveness bound (a lease plus a scan per dead worker) is too loose to see.
+ *
+ * Judged when the journal leases the payment again. Not judged (the worker could not act, or the lease ran out under
+ * it): the worker died or stopped; an operation of its waited a second or more to run in between (paused, its event
+ * loop stalled: its renewal timer may have run late); its wall clock stepped back in between (the renewal period is
+ * read on it); the journal's clock stepped forward in between (the journal's leases ran out early by the step).
+ */
+export class Rechecks {
+  readonly violations: string[] = [];
+  readonly #clock: RecheckClock;
+  readonly #probe: (name: string) => void;
+  /**
+   * The process the journal last leased each reference to, or renewed its lease for, while that holds, and when
+   * (true time): the lease it holds ran from then.
+   */
+  readonly #holder = new Map<string, { readonly proc: Proc; readonly since: number }>();
+  /**
+   * References a holder was answered about and has not acted on since: the holder, the answer's true time, and when
+   * the lease it held then was granted.
+   */
+  readonly #owed = new Map<string, { readonly proc: Proc; readonly at: number; readonly granted: number }>();
+  /** Clock steps that may end a lease early or delay a renewal: the journal's forward, a process's back. */
+  readonly #steps: { readonly proc: Proc | undefined; readonly at: number }[] = [];
+
+  constructor(clock: RecheckClock, probe: (name: string) => void) {
+    this.#clock = clock;
+    this.#probe = probe;
+  }
+
+  /** A status check's answer (or a refused connection) reached `proc`. */
+  answered(proc: Proc, referenceId: string): void {
+    const holder = this.#holder.get(referenceId);
+    if (holder?.proc === proc) this.#owed.set(referenceId, { proc, at: this.#clock.now(), granted: holder.since });
+  }
+
+  /** `proc` acted on these references: a status check handed to `fetch`, or a renewal or release issued. */
+  acted(proc: Proc, referenceIds: readonly string[]): void {
+    for (const referenceId of referenceIds) if (this.#owed.get(referenceId)?.proc === proc) this.#owed.delete(referenceId);
+  }
+
+  /** A renewal of `proc` applied: it holds what was kept, and no longer what was not. */
+  renewed(proc: Proc, asked: readonly string[], kept: readonly string[]): void {
+    const still = new Set(kept);
+    for (const referenceId of asked) {
+      if (still.has(referenceId)) this.#holder.set(referenceId, { proc, since: this.#clock.now() });
+      else if (this.#holder.get(referenceId)?.proc === proc) this.#holder.delete(referenceId);
+    }
+  }
+
+  /** A clock stepped: the journal's (`proc` undefined) or a process's. Only the steps that can end a lease early count. */
+  clockStep(proc: Proc | undefined, size: number): void {
+    if ((proc === undefined && size > 0) || (proc !== undefined && size < 0)) this.#steps.push({ proc, at: this.#clock.now() });
+  }
+
+  /** The journal leased these references to `proc`: any still owed by an earlier holder lapsed. */
+  leased(proc: Proc, referenceIds: readonly string[]): void {
+    const now = this.#clock.now();
+    for (const referenceId of referenceIds) {
+      const owed = this.#owed.get(referenceId);
+      this.#owed.delete(referenceId);
+      this.#holder.set(referenceId, { proc, since: now });
+      if (owed === undefined) continue;
+      // From the grant of the lease that ran out: a step or a stall before the answer may have ended it too.
+      const stepped = this.#steps.some((step) => step.at >= owed.granted && (step.proc === undefined || step.proc === owed.proc));
+      if (owed.proc.dead || owed.proc.done || stepped || this.#clock.ranLate(owed.proc, owed.granted, now)) {
+        this.#probe('lease lapsed after a check (worker dead, late or stepped)');
+        continue;
+      }
+      this.violations.push(
+        `RECHECK-LAPSED: ${owed.proc.name} was answered about ${short(referenceId)} at t+${((owed.at - T0) / 1_000).toFixed(3)}s, held it, and neither checked it again, renewed (kept or parked) nor released it: its lease ran out and the journal leased it to ${proc.name} at t+${((now - T0) / 1_000).toFixed(3)}s`,
+      );
+    }
+  }
 }

@@ -19,7 +19,7 @@ import { PaymentContradictionError } from '../../src/core/errors.js';
 import type { PaymentRecord } from '../../src/journal/journal.js';
 import { drawClockWatch, watchClocks } from './clock-faults.js';
 import { Elsewhere, recoverElsewhere, settleElsewhere } from './elsewhere.js';
-import { budgetWindowViolations, Ledger } from './invariants.js';
+import { budgetWindowViolations, Ledger, Rechecks } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal, type SimStore } from './journal.js';
 import { DEFAULT_GRACE_MS } from './oracle.js';
 import {
@@ -112,6 +112,8 @@ interface Run {
   readonly service: Service;
   readonly journal: SimJournal;
   readonly ledger: Ledger;
+  /** The settlement workers' re-check invariant (invariants.ts). */
+  readonly rechecks: Rechecks;
   readonly world: World;
   readonly sales: Sale[];
   /** The second deployment, and the processes configured for it (elsewhere.ts). */
@@ -256,7 +258,7 @@ function verdict(run: Run, seed: number, worldText: string, finished: boolean, p
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
-  ledger.violations.push(...journal.violations, ...service.violations);
+  ledger.violations.push(...journal.violations, ...service.violations, ...run.rechecks.violations);
   for (const escaped of run.time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
   for (const [name, count] of journal.hits) ledger.probes.set(name, count);
@@ -305,6 +307,15 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
   sim.knobs = { ...plan.knobs };
   const saleOf = new Map<string, Sale>();
   const ledger = new Ledger(service, saleOf, () => sim.steps);
+  const rechecks = new Rechecks({ now: () => sim.now, ranLate: (proc, from, to) => sim.ranLate(proc, from, to) }, (name) =>
+    ledger.probe(name),
+  );
+  service.onStatusAsked = (proc, referenceId) => rechecks.acted(proc, [referenceId]);
+  service.onStatusAnswered = (proc, referenceId) => rechecks.answered(proc, referenceId);
+  journal.onLeased = (proc, ids) => rechecks.leased(proc, ids);
+  journal.onRenewed = (proc, asked, kept) => rechecks.renewed(proc, asked, kept);
+  journal.onLeaseCall = (proc, ids) => rechecks.acted(proc, ids);
+  journal.onClockStep = (size) => rechecks.clockStep(undefined, size);
   const clock = (): ClockPlan => ({ offset: Math.round((random() * 2 - 1) * 5 * MINUTE), drift: (random() * 2 - 1) * 1e-4 });
   const settings = (): ClientSettings => ({ timeoutMs: pick(random, [30_000, 20_000, 5_000]), maxRetries: pick(random, [0, 1, 2, 2]) });
   let deciders = 0;
@@ -315,6 +326,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
     service,
     journal,
     ledger,
+    rechecks,
     sales: [],
     elsewhere: new Elsewhere(sim, streams.elsewhere),
     elsewhereProcs: new Set(),
@@ -611,6 +623,7 @@ function spawnPlan(run: Run, setup: SetupDraw): void {
       if (live.length === 0) return;
       const proc = live[Math.floor(random() * live.length)] as Proc;
       proc.offset += jump.size;
+      run.rechecks.clockStep(proc, jump.size);
       ledger.probe(jump.size < 0 ? 'process clock stepped back' : 'process clock stepped forward');
       sim.log(`CLOCK ${proc.name} ${jump.size > 0 ? '+' : ''}${jump.size} ms`);
     });
