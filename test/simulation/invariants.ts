@@ -202,36 +202,48 @@ export class Ledger {
   }
 }
 
-/** One arrival at the service: its true time and its process's name. */
+/** One arrival at the service: its true time, its process's name, and when it was handed to `fetch` (its token taken). */
 export interface Arrival {
   readonly at: number;
   readonly by: string;
+  readonly handedAt?: number;
 }
 
 /**
  * The key's shared budget: arrivals of the processes that draw on it never exceed `limit` in any 1 s window of true
  * time (sliding: `limit + 1` arrivals less than 1 000 ms apart break it). Reports the first such window. An adaptive
- * key's limit is a function of the window's start (what the journal had learnt then: sim.ts's `learntLimit`).
+ * key's limit is a function of the window (sim.ts's `learntLimit`): of its first arrival, and of the earliest moment one
+ * of its requests was handed to `fetch` (`from`). A request's token is spent when it is handed to `fetch`, under the
+ * share and the rate learnt then; it may wait long before it arrives (a connection pool, within its attempt's time
+ * limit), while the journal keeps its token counted (a holder keeps its requests in flight), and a window is judged by
+ * what was learnt when its requests were spent, not by a rate learnt since.
  */
-export function budgetWindowViolations(arrivals: readonly Arrival[], limitOf: number | ((at: number) => number)): string[] {
+export function budgetWindowViolations(arrivals: readonly Arrival[], limitOf: number | ((at: number, from: number) => number)): string[] {
   for (let i = 0; i < arrivals.length; i++) {
     const first = arrivals[i] as Arrival;
-    const limit = typeof limitOf === 'number' ? limitOf : limitOf(first.at);
-    const last = arrivals[i + limit];
-    if (last === undefined) {
-      if (typeof limitOf === 'number') break;
+    if (typeof limitOf === 'number') {
+      const last = arrivals[i + limitOf];
+      if (last === undefined) break;
+      if (last.at - first.at < 1_000) return [windowViolation(arrivals.slice(i, i + limitOf + 1), limitOf)];
       continue;
     }
-    if (last.at - first.at < 1_000) {
-      const inWindow = arrivals.slice(i, i + limit + 1);
-      const by = new Map<string, number>();
-      for (const arrival of inWindow) by.set(arrival.by, (by.get(arrival.by) ?? 0) + 1);
-      return [
-        `BUDGET-WINDOW: ${limit + 1} arrivals in ${Math.round(last.at - first.at)} ms from t+${((first.at - T0) / 1_000).toFixed(3)}s (limit ${limit}/s): ${[...by].map(([name, count]) => `${name} ×${count}`).join(', ')}`,
-      ];
+    let from = first.at;
+    for (let j = i; j < arrivals.length && (arrivals[j] as Arrival).at - first.at < 1_000; j++) {
+      const arrival = arrivals[j] as Arrival;
+      from = Math.min(from, arrival.handedAt ?? arrival.at);
+      const limit = limitOf(first.at, from);
+      if (j - i + 1 > limit) return [windowViolation(arrivals.slice(i, j + 1), limit)];
     }
   }
   return [];
+}
+
+function windowViolation(inWindow: readonly Arrival[], limit: number): string {
+  const first = inWindow[0] as Arrival;
+  const last = inWindow.at(-1) as Arrival;
+  const by = new Map<string, number>();
+  for (const arrival of inWindow) by.set(arrival.by, (by.get(arrival.by) ?? 0) + 1);
+  return `BUDGET-WINDOW: ${inWindow.length} arrivals in ${Math.round(last.at - first.at)} ms from t+${((first.at - T0) / 1_000).toFixed(3)}s (limit ${limit}/s): ${[...by].map(([name, count]) => `${name} ×${count}`).join(', ')}`;
 }
 
 /** What the re-check invariant reads of the scheduler: true time, and whether a process ran late (paused, stalled). */

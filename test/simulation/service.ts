@@ -149,8 +149,11 @@ export class Service {
   /** Pushes that left when they must not have (the attempt's deadline, a writer overtaken). */
   readonly violations: string[] = [];
   readonly hits = new Map<string, number>();
-  /** Every request's arrival (true time, its process), in order: the shared budget's windows are counted on them. */
-  readonly arrivals: { readonly at: number; readonly proc: Proc; readonly stalled: boolean }[] = [];
+  /**
+   * Every request's arrival (true time, its process, and when it was handed to `fetch`: its token was taken just
+   * before), in order: the shared budget's windows are counted on them.
+   */
+  readonly arrivals: { readonly at: number; readonly proc: Proc; readonly stalled: boolean; readonly handedAt: number }[] = [];
   /**
    * Whether `proc`'s share of the key's budget has stopped counting in the journal (its last grant's lease ran out):
    * a request leaving then from a stalled process is one no lease can stop (sim.ts).
@@ -314,6 +317,7 @@ export class Service {
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
             this.arrivals.push({
               at: sim.now,
+              handedAt: calledAt,
               proc: caller.proc,
               stalled: stalled || (this.pastLease(caller.proc) && this.renewalTroubled(caller.proc)),
             });

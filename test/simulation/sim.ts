@@ -246,15 +246,24 @@ function verdict(run: Run, seed: number, worldText: string, finished: boolean, p
     const counted = service.arrivals.filter((arrival) => world.budgeted.has(arrival.proc) && !arrival.stalled);
     // Every window is judged, journal clock steps included: leases and cooling run on time the holders measured
     // (before, a forward step of the journal's clock ended live holders' leases early: seeds 728 and 840).
-    ledger.violations.push(
-      ...budgetWindowViolations(
-        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
-        budget.adaptive
-          ? learntLimit(run.grantedLimits, Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS)))
-          : budget.limit,
-      ),
-      ...probeViolations,
-    );
+    const arrivals = counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name, handedAt: arrival.handedAt }));
+    const limitOf = budget.adaptive
+      ? learntLimit(run.grantedLimits, Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS)))
+      : budget.limit;
+    const windows = budgetWindowViolations(arrivals, limitOf);
+    // A window that only the rate learnt when its requests were spent allows (judged by its arrivals alone, a rate
+    // learnt since would have failed it): the requests waited between their token and the service past the lookback.
+    if (budget.adaptive && windows.length === 0) {
+      const byArrivalsAlone = budgetWindowViolations(
+        arrivals.map(({ at, by }) => ({ at, by })),
+        limitOf,
+      );
+      if (byArrivalsAlone.length > 0) {
+        ledger.probe('adaptive window allowed by the rate its requests were spent under');
+        sim.log(`budget: ${byArrivalsAlone[0]} (allowed: a request of it was handed to fetch under a higher learnt rate)`);
+      }
+    }
+    ledger.violations.push(...windows, ...probeViolations);
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
@@ -662,16 +671,17 @@ function spawnElsewhere(run: Run): void {
 
 /**
  * The limit an adaptive key's window starting at `at` is judged against: the highest the journal granted from a
- * lease (and 2 s) before it to its end, since a holder may spend a share granted under a higher rate until its lease
- * ends; before the first grant, nothing may arrive.
+ * lease (and 2 s) before `from` (the earliest moment one of the window's requests was handed to `fetch`, or `at`) to a
+ * second after `at`, since a holder may spend a share granted under a higher rate until its lease ends, and a request
+ * spent then may arrive later; before the first grant, nothing may arrive.
  */
-function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: number): (at: number) => number {
-  return (at) => {
+function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: number): (at: number, from: number) => number {
+  return (at, from) => {
     let limit = 0;
     let before: number | undefined;
     for (const grant of grants) {
       if (grant.at > at + 1_000) break;
-      if (grant.at < at - leaseMs - 2_000) before = grant.limit;
+      if (grant.at < Math.min(at, from) - leaseMs - 2_000) before = grant.limit;
       else limit = Math.max(limit, grant.limit);
     }
     return Math.max(limit, before ?? 0);
