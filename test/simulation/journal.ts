@@ -52,9 +52,10 @@ export class SimJournal {
    * The settlement workers' leases as the journal sees them (invariants.ts, `Rechecks`): a lease or renewal
    * applied (the ids it handed out or kept), and a renewal or release issued by `proc` (before the journal's latency).
    */
-  onLeased: (proc: Proc, ids: readonly string[]) => void = () => {};
+  onLeased: (proc: Proc, leased: readonly { readonly id: string; readonly createdAt: number }[]) => void = () => {};
   onRenewed: (proc: Proc, asked: readonly string[], kept: readonly string[]) => void = () => {};
-  onLeaseCall: (proc: Proc, ids: readonly string[]) => void = () => {};
+  /** A renewal (with its lease) or a release (`leaseMs` undefined) issued. */
+  onLeaseCall: (proc: Proc, ids: readonly string[], leaseMs: number | undefined) => void = () => {};
 
   /** The journal clock's offset from true time; clock jumps change it. */
   get offset(): number {
@@ -444,14 +445,15 @@ export class SimJournal {
       lease: (request) =>
         call('lease', true, async () => {
           const records = await (postgres ?? store).lease(request);
+          // A record's creation in true time: its stamp is the journal's clock, whose offset is known here.
           this.onLeased(
             proc,
-            records.map((record) => record.referenceId),
+            records.map((record) => ({ id: record.referenceId, createdAt: Date.parse(record.createdAt) - this.offset })),
           );
           return records;
         }),
       renew: (owner, ids, leaseMs) => {
-        this.onLeaseCall(proc, ids);
+        this.onLeaseCall(proc, ids, leaseMs);
         return call('renew', true, async () => {
           const kept = await (postgres ?? store).renew(owner, ids, leaseMs);
           this.onRenewed(proc, ids, kept);
@@ -459,7 +461,7 @@ export class SimJournal {
         });
       },
       release: (owner, ids) => {
-        this.onLeaseCall(proc, ids);
+        this.onLeaseCall(proc, ids, undefined);
         return call('release', true, () => (postgres ?? store).release(owner, ids));
       },
       // The key's shared budget (a write: a renewal applied whose acknowledgement is lost leaves the holder with less

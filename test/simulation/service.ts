@@ -166,7 +166,7 @@ export class Service {
    * reaching `proc`: the worker's re-check invariant (invariants.ts, `Rechecks`).
    */
   onStatusAsked: (proc: Proc, referenceId: string) => void = () => {};
-  onStatusAnswered: (proc: Proc, referenceId: string) => void = () => {};
+  onStatusAnswered: (proc: Proc, referenceId: string, what: string) => void = () => {};
   /** Its holder's renewals failed or were on their way past its share's lease (sim.ts). */
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
@@ -300,7 +300,7 @@ export class Service {
             this.#hit('refused connection');
             const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
             sim.at(sim.now + this.#latency(), caller.proc, `${id} refused`, () => {
-              if (!settled && checked !== undefined) this.onStatusAnswered(caller.proc, checked);
+              if (!settled && checked !== undefined) this.onStatusAnswered(caller.proc, checked, 'refused');
               finish(() => reject(new TypeError('fetch failed', { cause })));
             });
             return;
@@ -308,7 +308,7 @@ export class Service {
           // The answer reaches the client as an operation of its process (if the attempt has not been aborted).
           const answer = (response: Response, what: string, then?: () => void): true => {
             sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => {
-              if (!settled && checked !== undefined) this.onStatusAnswered(caller.proc, checked);
+              if (!settled && checked !== undefined) this.onStatusAnswered(caller.proc, checked, what);
               finish(() => resolve(response));
               then?.();
             });

@@ -19,7 +19,7 @@ import { PaymentContradictionError } from '../../src/core/errors.js';
 import type { PaymentRecord } from '../../src/journal/journal.js';
 import { drawClockWatch, watchClocks } from './clock-faults.js';
 import { Elsewhere, recoverElsewhere, settleElsewhere } from './elsewhere.js';
-import { budgetWindowViolations, Ledger, Rechecks } from './invariants.js';
+import { budgetWindowViolations, Ledger, longestPauseMs, Rechecks } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal, type SimStore } from './journal.js';
 import { DEFAULT_GRACE_MS } from './oracle.js';
 import {
@@ -61,6 +61,8 @@ const MINUTE = 60_000;
 const MAX_STEPS = 400_000;
 /** The longest a push of this world's clients can still take effect after it left (3 × 30 s + 2 × 8 s). */
 const LATEST_EFFECT_MS = 106_000;
+/** A settlement worker's lease unless its options say (docs/guide/settlement-worker.md). */
+const DEFAULT_WORKER_LEASE_MS = 30_000;
 /**
  * The longest a till's create may wait for a token while other processes hold the whole budget (healthy journal):
  * the holders give the till's fair share back at their next renewal (at most 2 s apart, a window apart while their
@@ -112,8 +114,9 @@ interface Run {
   readonly service: Service;
   readonly journal: SimJournal;
   readonly ledger: Ledger;
-  /** The settlement workers' re-check invariant (invariants.ts). */
+  /** The settlement workers' re-check invariant (invariants.ts), and each worker's lease. */
   readonly rechecks: Rechecks;
+  readonly workerLeases: Map<Proc, number>;
   readonly world: World;
   readonly sales: Sale[];
   /** The second deployment, and the processes configured for it (elsewhere.ts). */
@@ -184,6 +187,13 @@ async function runPhases(run: Run): Promise<{ finished: boolean; livenessBoundMs
   // stop them too. Their records are the fleet worker's, of the right deployment.
   for (const proc of run.elsewhereProcs) sim.kill(proc);
   sim.log('--- the faults stop');
+  // From now on a kept payment's next check is timed (invariants.ts, RECHECK-LATE), unless the key's shared budget
+  // may hold a worker's queue back.
+  if (world.budget === undefined) {
+    run.rechecks.startTiming(
+      (proc, createdAt) => longestPauseMs(sim.now - createdAt) + (run.workerLeases.get(proc) ?? DEFAULT_WORKER_LEASE_MS),
+    );
+  }
   const fleet = workerOptions(world);
   run.startWorker('fleet-worker', sim.now, run.clock(), false, fleet);
   const healedAt = sim.now;
@@ -267,6 +277,7 @@ function verdict(run: Run, seed: number, worldText: string, finished: boolean, p
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
+  run.rechecks.finish((referenceId) => journal.open.has(referenceId));
   ledger.violations.push(...journal.violations, ...service.violations, ...run.rechecks.violations);
   for (const escaped of run.time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
@@ -316,14 +327,16 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
   sim.knobs = { ...plan.knobs };
   const saleOf = new Map<string, Sale>();
   const ledger = new Ledger(service, saleOf, () => sim.steps);
-  const rechecks = new Rechecks({ now: () => sim.now, ranLate: (proc, from, to) => sim.ranLate(proc, from, to) }, (name) =>
-    ledger.probe(name),
+  const workerLeases = new Map<Proc, number>();
+  const rechecks = new Rechecks(
+    { now: () => sim.now, ranLate: (proc, from, to) => sim.ranLate(proc, from, to), leaseOf: (proc) => workerLeases.get(proc) },
+    (name) => ledger.probe(name),
   );
-  service.onStatusAsked = (proc, referenceId) => rechecks.acted(proc, [referenceId]);
-  service.onStatusAnswered = (proc, referenceId) => rechecks.answered(proc, referenceId);
-  journal.onLeased = (proc, ids) => rechecks.leased(proc, ids);
+  service.onStatusAsked = (proc, referenceId) => rechecks.asked(proc, referenceId);
+  service.onStatusAnswered = (proc, referenceId, what) => rechecks.answered(proc, referenceId, what);
+  journal.onLeased = (proc, leased) => rechecks.leased(proc, leased);
   journal.onRenewed = (proc, asked, kept) => rechecks.renewed(proc, asked, kept);
-  journal.onLeaseCall = (proc, ids) => rechecks.acted(proc, ids);
+  journal.onLeaseCall = (proc, ids, leaseMs) => rechecks.acted(proc, ids, leaseMs);
   journal.onClockStep = (size) => rechecks.clockStep(undefined, size);
   const clock = (): ClockPlan => ({ offset: Math.round((random() * 2 - 1) * 5 * MINUTE), drift: (random() * 2 - 1) * 1e-4 });
   const settings = (): ClientSettings => ({ timeoutMs: pick(random, [30_000, 20_000, 5_000]), maxRetries: pick(random, [0, 1, 2, 2]) });
@@ -336,6 +349,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
     journal,
     ledger,
     rechecks,
+    workerLeases,
     sales: [],
     elsewhere: new Elsewhere(sim, streams.elsewhere),
     elsewhereProcs: new Set(),
@@ -376,7 +390,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
     startWorker: (name, at, workerClock, mortal = true, options = workerOptions(run.world)) => {
       // The fleet worker (started once the faults stop) has a key function that answers at once: a vault that takes up
       // to 15 s against a 5 s time limit is a fault, and the liveness bound holds only without faults (seed 2055).
-      sim.spawn(
+      const proc = sim.spawn(
         name,
         at,
         async (p) => {
@@ -386,6 +400,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
         },
         { ...workerClock, mortal },
       );
+      workerLeases.set(proc, options.leaseMs ?? DEFAULT_WORKER_LEASE_MS);
     },
   };
   const setup = () => ({ wrongPrefix: !run.healed && random() < plan.misconfigured });

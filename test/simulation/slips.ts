@@ -114,7 +114,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/settlement-worker.ts',
     find: 'if (!this.#leases.park(entry, pauseMs)) this.#schedule(entry, pauseMs);',
     replace: 'if (!this.#leases.park(entry, pauseMs)) this.#leases.forget(entry);',
-    seed: 1,
+    seed: 3,
   },
   {
     name: 'recheck-skipped',
