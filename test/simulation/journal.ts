@@ -45,8 +45,28 @@ export type SimStore = 'memory' | 'sqlite' | 'postgres';
 export class SimJournal {
   readonly store: PaymentJournal & Required<Pick<PaymentJournal, 'takeBudget' | 'close'>>;
   readonly kind: SimStore;
+  #offset = 0;
+  /** Called when the journal's clock steps (`size` ms, forward when positive). */
+  onClockStep: (size: number) => void = () => {};
+  /**
+   * The settlement workers' leases as the journal sees them (invariants.ts, `Rechecks`): a lease or renewal
+   * applied (the ids it handed out or kept), and a renewal or release issued by `proc` (before the journal's latency).
+   */
+  onLeased: (proc: Proc, leased: readonly { readonly id: string; readonly createdAt: number }[]) => void = () => {};
+  onRenewed: (proc: Proc, asked: readonly string[], kept: readonly string[]) => void = () => {};
+  /** A renewal (with its lease) or a release (`leaseMs` undefined) issued. */
+  onLeaseCall: (proc: Proc, ids: readonly string[], leaseMs: number | undefined) => void = () => {};
+
   /** The journal clock's offset from true time; clock jumps change it. */
-  offset = 0;
+  get offset(): number {
+    return this.#offset;
+  }
+
+  set offset(value: number) {
+    const size = value - this.#offset;
+    this.#offset = value;
+    if (size !== 0) this.onClockStep(size);
+  }
   faults: JournalFaults;
   readonly #sim: Scheduler;
   readonly #random: () => number;
@@ -422,9 +442,28 @@ export class SimJournal {
       history: (referenceId) => call(`history ${short(referenceId)}`, false, () => store.history(referenceId)),
       // Reads (`now`, `get`, `list`, `history`) need nothing of their own on PostgreSQL: each runs when its statement
       // starts and sees what was committed then (its answer comes back a latency later).
-      lease: (request) => call('lease', true, () => (postgres ?? store).lease(request)),
-      renew: (owner, ids, leaseMs) => call('renew', true, () => (postgres ?? store).renew(owner, ids, leaseMs)),
-      release: (owner, ids) => call('release', true, () => (postgres ?? store).release(owner, ids)),
+      lease: (request) =>
+        call('lease', true, async () => {
+          const records = await (postgres ?? store).lease(request);
+          // A record's creation in true time: its stamp is the journal's clock, whose offset is known here.
+          this.onLeased(
+            proc,
+            records.map((record) => ({ id: record.referenceId, createdAt: Date.parse(record.createdAt) - this.offset })),
+          );
+          return records;
+        }),
+      renew: (owner, ids, leaseMs) => {
+        this.onLeaseCall(proc, ids, leaseMs);
+        return call('renew', true, async () => {
+          const kept = await (postgres ?? store).renew(owner, ids, leaseMs);
+          this.onRenewed(proc, ids, kept);
+          return kept;
+        });
+      },
+      release: (owner, ids) => {
+        this.onLeaseCall(proc, ids, undefined);
+        return call('release', true, () => (postgres ?? store).release(owner, ids));
+      },
       // The key's shared budget (a write: a renewal applied whose acknowledgement is lost leaves the holder with less
       // than the journal counts, never more). Slow or failing sometimes: the holder's share lapses locally meanwhile.
       takeBudget: (request) => {

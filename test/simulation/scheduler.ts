@@ -40,7 +40,12 @@ interface Op {
   readonly proc: Proc | undefined;
   readonly label: string;
   readonly run: () => void;
+  /** True time it became runnable: it runs late when its process was paused or busy meanwhile. */
+  readonly since: number;
 }
+
+/** An operation that waited at least this long to run marks its process as not running meanwhile (`ranLate`). */
+const LATE_MS = 1_000;
 
 /** A virtual timer: at true time `at`, `fire` becomes a runnable operation of `proc`. */
 export interface Timer {
@@ -87,6 +92,8 @@ export class Scheduler {
   crashes = 0;
   onCrash: (proc: Proc) => void = () => {};
   failure: string | undefined;
+  /** Per process, each wait of an operation of at least `LATE_MS` (paused, or busy with other work): true times. */
+  readonly #lateRuns = new Map<Proc, { from: number; to: number }[]>();
 
   constructor(random: () => number, trace: boolean) {
     this.random = random;
@@ -118,7 +125,15 @@ export class Scheduler {
   /** An operation of `proc`, runnable now. */
   enqueue(proc: Proc | undefined, label: string, run: () => void): void {
     if (proc?.dead) return;
-    this.#runnable.push({ proc, label, run });
+    this.#runnable.push({ proc, label, run, since: this.now });
+  }
+
+  /**
+   * True when an operation of `proc` waited `LATE_MS` or more to run at some moment between `from` and `to` (true
+   * time): the process was paused, or its event loop stalled, so a timer of its (a renewal) may have run late.
+   */
+  ranLate(proc: Proc, from: number, to: number): boolean {
+    return (this.#lateRuns.get(proc) ?? []).some((wait) => wait.to >= from && wait.from <= to);
   }
 
   spawn(
@@ -206,6 +221,11 @@ export class Scheduler {
       this.#runnable[index] = this.#runnable[this.#runnable.length - 1] as Op;
       this.#runnable.pop();
       if (op.proc?.dead) continue;
+      if (op.proc !== undefined && this.now - op.since >= LATE_MS) {
+        const waits = this.#lateRuns.get(op.proc) ?? [];
+        waits.push({ from: op.since, to: this.now });
+        this.#lateRuns.set(op.proc, waits);
+      }
       this.current = op.proc;
       if (this.trace !== undefined) this.log(`${op.proc?.name ?? 'service'}: ${op.label}`);
       this.inStep = true;

@@ -149,8 +149,11 @@ export class Service {
   /** Pushes that left when they must not have (the attempt's deadline, a writer overtaken). */
   readonly violations: string[] = [];
   readonly hits = new Map<string, number>();
-  /** Every request's arrival (true time, its process), in order: the shared budget's windows are counted on them. */
-  readonly arrivals: { readonly at: number; readonly proc: Proc; readonly stalled: boolean }[] = [];
+  /**
+   * Every request's arrival (true time, its process, and when it was handed to `fetch`: its token was taken just
+   * before), in order: the shared budget's windows are counted on them.
+   */
+  readonly arrivals: { readonly at: number; readonly proc: Proc; readonly stalled: boolean; readonly handedAt: number }[] = [];
   /**
    * Whether `proc`'s share of the key's budget has stopped counting in the journal (its last grant's lease ran out):
    * a request leaving then from a stalled process is one no lease can stop (sim.ts).
@@ -158,6 +161,12 @@ export class Service {
   pastLease: (proc: Proc) => boolean = () => false;
   /** Called as a process hands a request to `fetch` (its token, if it has a budget, was taken just now: sim.ts). */
   onFetch: (proc: Proc) => void = () => {};
+  /**
+   * A status check of `referenceId` handed to `fetch` by `proc`, and a status check's answer (or refused connection)
+   * reaching `proc`: the worker's re-check invariant (invariants.ts, `Rechecks`).
+   */
+  onStatusAsked: (proc: Proc, referenceId: string) => void = () => {};
+  onStatusAnswered: (proc: Proc, referenceId: string, what: string) => void = () => {};
   /** Its holder's renewals failed or were on their way past its share's lease (sim.ts). */
   renewalTroubled: (proc: Proc) => boolean = () => false;
   /** When each push left (true time), by `proc.id:reference`: the first of each attempt's departures (sim.ts). */
@@ -219,6 +228,11 @@ export class Service {
       const signal = init?.signal ?? undefined;
       const id = `${caller.proc.name}:${++this.#requests}`;
       this.onFetch(caller.proc);
+      const checked =
+        method === 'GET' && url.pathname.startsWith('/v1/collections/check/')
+          ? decodeURIComponent(url.pathname.slice('/v1/collections/check/'.length)).toLowerCase()
+          : undefined;
+      if (checked !== undefined) this.onStatusAsked(caller.proc, checked);
       return new Promise<Response>((resolve, reject) => {
         let settled = false;
         const onAbort = () => finish(() => reject(signal?.reason));
@@ -285,14 +299,16 @@ export class Service {
           if (this.#chance(f.refuse)) {
             this.#hit('refused connection');
             const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-            sim.at(sim.now + this.#latency(), caller.proc, `${id} refused`, () =>
-              finish(() => reject(new TypeError('fetch failed', { cause }))),
-            );
+            sim.at(sim.now + this.#latency(), caller.proc, `${id} refused`, () => {
+              if (!settled && checked !== undefined) this.onStatusAnswered(caller.proc, checked, 'refused');
+              finish(() => reject(new TypeError('fetch failed', { cause })));
+            });
             return;
           }
           // The answer reaches the client as an operation of its process (if the attempt has not been aborted).
           const answer = (response: Response, what: string, then?: () => void): true => {
             sim.at(sim.now + this.#latency(), caller.proc, `${id} ← ${what}`, () => {
+              if (!settled && checked !== undefined) this.onStatusAnswered(caller.proc, checked, what);
               finish(() => resolve(response));
               then?.();
             });
@@ -301,6 +317,7 @@ export class Service {
           sim.at(sim.now + this.#latency(), undefined, `${id} arrives`, () => {
             this.arrivals.push({
               at: sim.now,
+              handedAt: calledAt,
               proc: caller.proc,
               stalled: stalled || (this.pastLease(caller.proc) && this.renewalTroubled(caller.proc)),
             });

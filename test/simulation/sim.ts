@@ -19,7 +19,7 @@ import { PaymentContradictionError } from '../../src/core/errors.js';
 import type { PaymentRecord } from '../../src/journal/journal.js';
 import { drawClockWatch, watchClocks } from './clock-faults.js';
 import { Elsewhere, recoverElsewhere, settleElsewhere } from './elsewhere.js';
-import { budgetWindowViolations, Ledger } from './invariants.js';
+import { budgetWindowViolations, Ledger, longestPauseMs, Rechecks } from './invariants.js';
 import { RELIABLE_JOURNAL, SimJournal, type SimStore } from './journal.js';
 import { DEFAULT_GRACE_MS } from './oracle.js';
 import {
@@ -61,6 +61,8 @@ const MINUTE = 60_000;
 const MAX_STEPS = 400_000;
 /** The longest a push of this world's clients can still take effect after it left (3 × 30 s + 2 × 8 s). */
 const LATEST_EFFECT_MS = 106_000;
+/** A settlement worker's lease unless its options say (docs/guide/settlement-worker.md). */
+const DEFAULT_WORKER_LEASE_MS = 30_000;
 /**
  * The longest a till's create may wait for a token while other processes hold the whole budget (healthy journal):
  * the holders give the till's fair share back at their next renewal (at most 2 s apart, a window apart while their
@@ -112,6 +114,9 @@ interface Run {
   readonly service: Service;
   readonly journal: SimJournal;
   readonly ledger: Ledger;
+  /** The settlement workers' re-check invariant (invariants.ts), and each worker's lease. */
+  readonly rechecks: Rechecks;
+  readonly workerLeases: Map<Proc, number>;
   readonly world: World;
   readonly sales: Sale[];
   /** The second deployment, and the processes configured for it (elsewhere.ts). */
@@ -182,6 +187,13 @@ async function runPhases(run: Run): Promise<{ finished: boolean; livenessBoundMs
   // stop them too. Their records are the fleet worker's, of the right deployment.
   for (const proc of run.elsewhereProcs) sim.kill(proc);
   sim.log('--- the faults stop');
+  // From now on a kept payment's next check is timed (invariants.ts, RECHECK-LATE), unless the key's shared budget
+  // may hold a worker's queue back.
+  if (world.budget === undefined) {
+    run.rechecks.startTiming(
+      (proc, createdAt) => longestPauseMs(sim.now - createdAt) + (run.workerLeases.get(proc) ?? DEFAULT_WORKER_LEASE_MS),
+    );
+  }
   const fleet = workerOptions(world);
   run.startWorker('fleet-worker', sim.now, run.clock(), false, fleet);
   const healedAt = sim.now;
@@ -244,19 +256,29 @@ function verdict(run: Run, seed: number, worldText: string, finished: boolean, p
     const counted = service.arrivals.filter((arrival) => world.budgeted.has(arrival.proc) && !arrival.stalled);
     // Every window is judged, journal clock steps included: leases and cooling run on time the holders measured
     // (before, a forward step of the journal's clock ended live holders' leases early: seeds 728 and 840).
-    ledger.violations.push(
-      ...budgetWindowViolations(
-        counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name })),
-        budget.adaptive
-          ? learntLimit(run.grantedLimits, Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS)))
-          : budget.limit,
-      ),
-      ...probeViolations,
-    );
+    const arrivals = counted.map((arrival) => ({ at: arrival.at, by: arrival.proc.name, handedAt: arrival.handedAt }));
+    const limitOf = budget.adaptive
+      ? learntLimit(run.grantedLimits, Math.max(...budget.leases.map((leaseMs) => leaseMs ?? DEFAULT_BUDGET_LEASE_MS)))
+      : budget.limit;
+    const windows = budgetWindowViolations(arrivals, limitOf);
+    // A window that only the rate learnt when its requests were spent allows (judged by its arrivals alone, a rate
+    // learnt since would have failed it): the requests waited between their token and the service past the lookback.
+    if (budget.adaptive && windows.length === 0) {
+      const byArrivalsAlone = budgetWindowViolations(
+        arrivals.map(({ at, by }) => ({ at, by })),
+        limitOf,
+      );
+      if (byArrivalsAlone.length > 0) {
+        ledger.probe('adaptive window allowed by the rate its requests were spent under');
+        sim.log(`budget: ${byArrivalsAlone[0]} (allowed: a request of it was handed to fetch under a higher learnt rate)`);
+      }
+    }
+    ledger.violations.push(...windows, ...probeViolations);
   }
   if (!finished) ledger.violations.push(`BUDGET: more than ${MAX_STEPS} steps`);
   if (sim.failure !== undefined) ledger.violations.push(`PROCESS: ${sim.failure}`);
-  ledger.violations.push(...journal.violations, ...service.violations);
+  run.rechecks.finish((referenceId) => journal.open.has(referenceId));
+  ledger.violations.push(...journal.violations, ...service.violations, ...run.rechecks.violations);
   for (const escaped of run.time.escapes) ledger.violations.push(`ESCAPE: ${escaped}`);
   for (const [name, count] of service.hits) ledger.probes.set(name, count);
   for (const [name, count] of journal.hits) ledger.probes.set(name, count);
@@ -305,6 +327,17 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
   sim.knobs = { ...plan.knobs };
   const saleOf = new Map<string, Sale>();
   const ledger = new Ledger(service, saleOf, () => sim.steps);
+  const workerLeases = new Map<Proc, number>();
+  const rechecks = new Rechecks(
+    { now: () => sim.now, ranLate: (proc, from, to) => sim.ranLate(proc, from, to), leaseOf: (proc) => workerLeases.get(proc) },
+    (name) => ledger.probe(name),
+  );
+  service.onStatusAsked = (proc, referenceId) => rechecks.asked(proc, referenceId);
+  service.onStatusAnswered = (proc, referenceId, what) => rechecks.answered(proc, referenceId, what);
+  journal.onLeased = (proc, leased) => rechecks.leased(proc, leased);
+  journal.onRenewed = (proc, asked, kept) => rechecks.renewed(proc, asked, kept);
+  journal.onLeaseCall = (proc, ids, leaseMs) => rechecks.acted(proc, ids, leaseMs);
+  journal.onClockStep = (size) => rechecks.clockStep(undefined, size);
   const clock = (): ClockPlan => ({ offset: Math.round((random() * 2 - 1) * 5 * MINUTE), drift: (random() * 2 - 1) * 1e-4 });
   const settings = (): ClientSettings => ({ timeoutMs: pick(random, [30_000, 20_000, 5_000]), maxRetries: pick(random, [0, 1, 2, 2]) });
   let deciders = 0;
@@ -315,6 +348,8 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
     service,
     journal,
     ledger,
+    rechecks,
+    workerLeases,
     sales: [],
     elsewhere: new Elsewhere(sim, streams.elsewhere),
     elsewhereProcs: new Set(),
@@ -355,7 +390,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
     startWorker: (name, at, workerClock, mortal = true, options = workerOptions(run.world)) => {
       // The fleet worker (started once the faults stop) has a key function that answers at once: a vault that takes up
       // to 15 s against a 5 s time limit is a fault, and the liveness bound holds only without faults (seed 2055).
-      sim.spawn(
+      const proc = sim.spawn(
         name,
         at,
         async (p) => {
@@ -365,6 +400,7 @@ function wire(plan: WorldPlan, store: SimStore, trace: boolean): Run {
         },
         { ...workerClock, mortal },
       );
+      workerLeases.set(proc, options.leaseMs ?? DEFAULT_WORKER_LEASE_MS);
     },
   };
   const setup = () => ({ wrongPrefix: !run.healed && random() < plan.misconfigured });
@@ -611,6 +647,7 @@ function spawnPlan(run: Run, setup: SetupDraw): void {
       if (live.length === 0) return;
       const proc = live[Math.floor(random() * live.length)] as Proc;
       proc.offset += jump.size;
+      run.rechecks.clockStep(proc, jump.size);
       ledger.probe(jump.size < 0 ? 'process clock stepped back' : 'process clock stepped forward');
       sim.log(`CLOCK ${proc.name} ${jump.size > 0 ? '+' : ''}${jump.size} ms`);
     });
@@ -649,16 +686,17 @@ function spawnElsewhere(run: Run): void {
 
 /**
  * The limit an adaptive key's window starting at `at` is judged against: the highest the journal granted from a
- * lease (and 2 s) before it to its end, since a holder may spend a share granted under a higher rate until its lease
- * ends; before the first grant, nothing may arrive.
+ * lease (and 2 s) before `from` (the earliest moment one of the window's requests was handed to `fetch`, or `at`) to a
+ * second after `at`, since a holder may spend a share granted under a higher rate until its lease ends, and a request
+ * spent then may arrive later; before the first grant, nothing may arrive.
  */
-function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: number): (at: number) => number {
-  return (at) => {
+function learntLimit(grants: readonly { at: number; limit: number }[], leaseMs: number): (at: number, from: number) => number {
+  return (at, from) => {
     let limit = 0;
     let before: number | undefined;
     for (const grant of grants) {
       if (grant.at > at + 1_000) break;
-      if (grant.at < at - leaseMs - 2_000) before = grant.limit;
+      if (grant.at < Math.min(at, from) - leaseMs - 2_000) before = grant.limit;
       else limit = Math.max(limit, grant.limit);
     }
     return Math.max(limit, before ?? 0);

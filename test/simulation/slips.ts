@@ -109,6 +109,14 @@ export const SLIPS: readonly Slip[] = [
     seed: 3,
   },
   {
+    name: 'recheck-dropped',
+    row: 'a worker that drops an open payment after a check instead of rescheduling it (its lease left to run out)',
+    file: 'src/collections/settlement-worker.ts',
+    find: 'if (!this.#leases.park(entry, pauseMs)) this.#schedule(entry, pauseMs);',
+    replace: 'if (!this.#leases.park(entry, pauseMs)) this.#leases.forget(entry);',
+    seed: 3,
+  },
+  {
     name: 'recheck-skipped',
     row: "a verdict without its second check (`settleNotFound`'s recheck skipped)",
     file: 'src/journal/state-machine.ts',
