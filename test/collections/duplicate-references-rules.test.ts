@@ -229,16 +229,6 @@ describe('which open record is rebuilt and sent again', () => {
     expect(createBodies()).toHaveLength(1);
   });
 
-  it('a record already pending is never resent', async () => {
-    const journal = new MemoryJournal();
-    const till = refused({ journal });
-    await till.initiate(collectionInput());
-    requests.length = 0;
-    const [recovered] = await till.recover();
-    expect(recovered?.state).toBe('pending');
-    expect(createBodies()).toHaveLength(0);
-  });
-
   it('a key that cannot be read now: judged without a resend, said, and resent once it can', async () => {
     const journal = new MemoryJournal();
     let keyFails = false;
