@@ -50,6 +50,8 @@ export default defineConfig({
       'test/collections/duplicate-references-rules.test.ts',
       'test/cli/probe-duplicates.test.ts',
       'test/simulation/simulation-directed.test.ts',
+      // The 202's undocumented id, as the create hands it on (create-collection.ts's withTextId).
+      'test/collections/initiated-id.test.ts',
     ],
     environment: 'node',
     // One module graph for all the files of a mutant's run instead of one per file: every test file here passes
