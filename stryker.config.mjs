@@ -31,6 +31,13 @@ export default {
     // a record's age before it is closed as not sent.
     'src/collections/not-found-evidence.ts',
     'src/journal/record-watch.ts',
+    // The duplicate-refusing mode (`duplicateReferences: 'refused'`): whether an open record may be resent and the
+    // create rebuilt byte for byte, which answer means the service holds the reference, which refusal closes it, and
+    // the sealed number a resend opens.
+    'src/collections/resend.ts',
+    'src/collections/duplicate-answer.ts',
+    'src/collections/create-collection.ts',
+    'src/collections/sealed-number.ts',
   ],
   coverageAnalysis: 'perTest',
   // A mutant of a module-level constant (the default status words, a limit) is active for every test, so it runs

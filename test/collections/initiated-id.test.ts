@@ -1,8 +1,22 @@
-/** Where getById's id comes from: the 202's `id`, when the service sends one. */
+/**
+ * Where getById's id comes from: the 202's `id`, when the service sends one. And what else a 202 to the create
+ * proves: that the base URL serves the Collections API, so a later 404 is judged without asking `/health`.
+ */
 
 import { http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { collectionInput, collectionsClient, DETAILS_URL, INITIATE_URL, json, REFERENCE_ID } from '../helpers/collections.js';
+import { NotFoundError } from '../../src/index.js';
+import {
+  CHECK_URL,
+  collectionInput,
+  collectionsClient,
+  DETAILS_URL,
+  HEALTH_URL,
+  INITIATE_URL,
+  json,
+  REFERENCE_ID,
+  serviceNotFound,
+} from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
@@ -35,5 +49,27 @@ describe('initiate → getById', () => {
     server.use(accepting({ id: { nested: true } }));
     const created = await collectionsClient().initiate(collectionInput());
     expect(created).not.toHaveProperty('id');
+  });
+
+  it('leaves out an empty id: getById could not take it', async () => {
+    server.use(accepting({ id: '' }));
+    expect(await collectionsClient().initiate(collectionInput())).toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
+  });
+});
+
+describe('what a 202 to the create proves', () => {
+  it("the base URL serves the Collections API: a later status check's 404 is the service's answer, no /health asked", async () => {
+    server.use(
+      accepting({}),
+      http.get(CHECK_URL, () => serviceNotFound()),
+      http.get(HEALTH_URL, () => json(200, { status: 'ok' })),
+    );
+    const client = collectionsClient();
+    await client.initiate(collectionInput());
+    await expect(client.checkStatus(REFERENCE_ID)).rejects.toBeInstanceOf(NotFoundError);
+    expect(requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'POST /v1/collections/mobile-money',
+      `GET /v1/collections/check/${REFERENCE_ID}`,
+    ]);
   });
 });
