@@ -45,7 +45,9 @@ export function startLineProcess(
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  const exited = new Promise<LineProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, stderr })));
+  // 'close', not 'exit': at 'exit' the child's stdout may still hold lines not read yet (on a loaded machine, the line
+  // of the sale a kill interrupted), and every line it wrote is part of what the test judges.
+  const exited = new Promise<LineProcessExit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stderr })));
   const waitFor = (pattern: RegExp) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
