@@ -212,18 +212,30 @@ describe('which open record is rebuilt and sent again', () => {
     expect(JSON.parse(resend as string)).toMatchObject({ narration: 'Stall 4, market day' });
   });
 
-  it('the service remembers a reference for duplicateMemoryMs: a record that old is not resent, one a millisecond younger is', async () => {
+  it('the service remembers a reference for duplicateMemoryMs: a record that old is not taken over; a resend leaves only if its attempt ends within it', async () => {
     const clock = { offsetMs: 0 };
     const start = Date.parse('2026-11-21T10:00:00.000Z');
     const journal = new MemoryJournal({ now: () => start + clock.offsetMs });
-    const till = refused({ journal, maxRetries: 0, duplicateMemoryMs: 120_000 });
-    await leaveUnknown(till, journal);
+    const timeoutMs = 10_000;
+    const till = refused({ journal, maxRetries: 0, timeoutMs, duplicateMemoryMs: 120_000 });
+    const { referenceId } = await leaveUnknown(till, journal);
+    const writes = async () => (await journal.history(referenceId)).length;
+    const written = await writes();
     requests.length = 0;
+    // As old as the memory: not taken over, nothing written, nothing sent.
     clock.offsetMs = 120_000;
     const [aged] = await till.recover();
     expect(aged?.state).toBe('unknown');
+    expect(await writes()).toBe(written);
     expect(createBodies()).toHaveLength(0);
+    // A millisecond younger: taken over (a write), but its attempt would end past the memory, so no push leaves.
     clock.offsetMs = 119_999;
+    const [band] = await till.recover();
+    expect(band?.state).toBe('unknown');
+    expect(await writes()).toBeGreaterThan(written);
+    expect(createBodies()).toHaveLength(0);
+    // Young enough for a whole attempt (a second of margin for the real time this test takes): resent, pending.
+    clock.offsetMs = 120_000 - timeoutMs - 1_000;
     const [resent] = await till.recover();
     expect(resent?.state).toBe('pending');
     expect(createBodies()).toHaveLength(1);
