@@ -140,12 +140,23 @@ export function track<T>(promise: Promise<T>) {
   return state;
 }
 
+/**
+ * Lets the work in flight outside the fake clock run between two steps of it: the event loop's I/O (msw) and Web
+ * Crypto's jobs on the thread pool (a key's identity, a fingerprint, a sealed number). Without waiting for the pool,
+ * fake time raced ahead of a job on a loaded machine and fired a request's time limit before the job ended.
+ */
+async function letWorkInFlightRun(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await globalThis.crypto.subtle.digest('SHA-256', new Uint8Array(1));
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Advances fake time in `stepMs` steps (letting I/O run between them) until `state` settles or `limitMs` passes. */
 export async function advanceUntilSettled(state: { settled: boolean }, stepMs = 50, limitMs = 60_000): Promise<number> {
   let advanced = 0;
   while (!state.settled && advanced < limitMs) {
     await vi.advanceTimersByTimeAsync(stepMs);
-    await new Promise((resolve) => setImmediate(resolve));
+    await letWorkInFlightRun();
     advanced += stepMs;
   }
   return advanced;
@@ -155,7 +166,7 @@ export async function advanceUntilSettled(state: { settled: boolean }, stepMs = 
 export async function advanceTime(ms: number, stepMs = 5): Promise<void> {
   for (let advanced = 0; advanced < ms; advanced += stepMs) {
     await vi.advanceTimersByTimeAsync(Math.min(stepMs, ms - advanced));
-    await new Promise((resolve) => setImmediate(resolve));
+    await letWorkInFlightRun();
   }
 }
 

@@ -130,7 +130,8 @@ async function killOnce(lane: Lane, moment: Moment): Promise<{ interrupted?: str
       break;
     case 'at random':
       tillProcess = startTill(lane.file, baseUrl);
-      await tillProcess.waitFor(/^ready$/);
+      // From the sale's start: 'ready' comes a write earlier, and a kill between the two interrupted no sale.
+      await tillProcess.waitFor(/^start /);
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 120));
       kill();
       break;
