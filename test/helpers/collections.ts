@@ -1,6 +1,6 @@
 /** Shared pieces of the Collections client tests: paths, builders, the 422 problem body, handlers, fake-time helpers. */
 import { HttpResponse, http } from 'msw';
-import { expect, vi } from 'vitest';
+import { expect, onTestFinished, vi } from 'vitest';
 import {
   type CollectionInput,
   type CollectionStatus,
@@ -117,6 +117,23 @@ export function useFakeClock(): void {
  */
 export function useFakeMonotonicClock(): void {
   vi.useFakeTimers({ toFake: ['performance'] });
+}
+
+/**
+ * Fakes this process's monotonic clock as one that runs with real time (timers and `Date` stay real) and returns what
+ * moves it on further: for a settlement worker, whose schedule, leases and pauses are read on that clock (a frozen one
+ * would stop it). Restored when the test ends.
+ */
+export function useRunningMonotonicClock(): { readonly watchFor: (ms: number) => void } {
+  const real = performance.now.bind(performance);
+  let aheadMs = 0;
+  const spy = vi.spyOn(performance, 'now').mockImplementation(() => real() + aheadMs);
+  onTestFinished(() => spy.mockRestore());
+  return {
+    watchFor: (ms) => {
+      aheadMs += ms;
+    },
+  };
 }
 
 /** Moves the faked monotonic clock on by `ms`: this process has watched its open records that much longer. */
