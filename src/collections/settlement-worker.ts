@@ -239,9 +239,10 @@ class Worker implements SettlementWorker {
       const checkMs = Math.min(this.#context.timeoutMs, head.leaseUntil - at - this.#leaseMarginMs);
       if (checkMs < this.#leaseMarginMs) {
         // Too little lease left to finish a check inside it: wait for the renewal rather than risk
-        // checking while another worker may already hold the payment.
+        // checking while another worker may already hold the payment (one under way, as after this process was
+        // suspended past its leases, ends soon: look again a margin later, not a renewal period).
         queue.pop();
-        head.dueAt = Math.max(this.#leases.nextRenewAt, at + this.#leaseMarginMs);
+        head.dueAt = Math.max(this.#leases.renewing ? at : this.#leases.nextRenewAt, at + this.#leaseMarginMs);
         queue.push(head);
         continue;
       }

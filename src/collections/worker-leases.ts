@@ -114,6 +114,11 @@ export class WorkerLeases {
     return this.#nextRenewAt;
   }
 
+  /** True while a renewal is under way: a check waiting for it is due when it ends, not at the one after. */
+  get renewing(): boolean {
+    return this.#renewing !== undefined;
+  }
+
   /** When the next scan or renewal is due (monotonic); `Infinity` while both are under way. */
   get nextDueAt(): number {
     return Math.min(
