@@ -16,6 +16,7 @@
  */
 import { DueQueue } from '../core/due-queue.js';
 import { ApiError, type ConfigurationError, NotFoundError } from '../core/errors.js';
+import { monotonicNow } from '../core/monotonic.js';
 import { isRetryable } from '../core/retry.js';
 import { sleep } from '../core/sleep.js';
 import { BUDGET_WINDOW_MS, TokenBucket } from '../core/token-bucket.js';
@@ -89,7 +90,7 @@ class Worker implements SettlementWorker {
   #pausedUntil = 0;
   #rateLimited = 0;
   #configurationProblem: ConfigurationError | undefined;
-  /** The last payment of another deployment met, and when (`Date.now()`): reported until it is long past. */
+  /** The last payment of another deployment met, and when (`monotonicNow()`): reported until it is long past. */
   #otherDeployment: { error: DeploymentMismatchError; at: number } | undefined;
   /** The deployments (base URL and account) of payments set aside so far: each said once at `error`. */
   readonly #saidDeployments = new Set<string>();
@@ -119,7 +120,7 @@ class Worker implements SettlementWorker {
       retry: (entry) => this.#schedule(entry, this.#plan.maxIntervalMs),
       checkAgain: async (referenceId) => {
         // A verdict's second check is a status check like any other: it waits out the worker's 429 pause too.
-        while (Date.now() < this.#pausedUntil) await sleep(this.#pausedUntil - Date.now(), this.#abort.signal);
+        while (monotonicNow() < this.#pausedUntil) await sleep(this.#pausedUntil - monotonicNow(), this.#abort.signal);
         return this.#send(referenceId, this.#context.timeoutMs, this.#takeToken);
       },
       stopped: () => this.#stopped !== undefined,
@@ -143,7 +144,7 @@ class Worker implements SettlementWorker {
   get configurationProblem(): ConfigurationError | undefined {
     if (this.#configurationProblem !== undefined) return this.#configurationProblem;
     const other = this.#otherDeployment;
-    return other !== undefined && Date.now() - other.at < MISMATCH_MEMORY_MS ? other.error : undefined;
+    return other !== undefined && monotonicNow() - other.at < MISMATCH_MEMORY_MS ? other.error : undefined;
   }
 
   /**
@@ -161,7 +162,7 @@ class Worker implements SettlementWorker {
     } else {
       this.#context.logger.debug(`settlement worker: ${entry.referenceId} was pushed to another deployment; set aside`);
     }
-    this.#otherDeployment = { error, at: Date.now() };
+    this.#otherDeployment = { error, at: monotonicNow() };
     this.#leases.setAside(entry);
   }
 
@@ -203,14 +204,18 @@ class Worker implements SettlementWorker {
     this.#resolveDone();
   }
 
-  /** Starts whatever is due, then arms the one timer for the next thing that will be. */
+  /**
+   * Starts whatever is due, then arms the one timer for the next thing that will be. Every time the worker keeps (due
+   * times, leases, pauses, tokens) is on this process's monotonic clock: a step of the wall clock must neither delay a
+   * renewal past the lease the journal holds nor start a check early.
+   */
   #pump(): void {
     if (this.#stopped) return;
-    this.#leases.startDue(Date.now());
+    this.#leases.startDue(monotonicNow());
     for (;;) {
       // Read the clock per check: starting a check takes some synchronous work, and a time read once for
       // the whole loop would date the last tokens and leases too early.
-      const at = Date.now();
+      const at = monotonicNow();
       if (this.#inFlight >= this.#plan.maxConcurrentChecks || at < this.#pausedUntil) break;
       // The token is taken where the request leaves (beforeSend); one check waiting for it is enough.
       // Never more started than tokens free: a check started now must not wait behind others for a token while
@@ -234,9 +239,10 @@ class Worker implements SettlementWorker {
       const checkMs = Math.min(this.#context.timeoutMs, head.leaseUntil - at - this.#leaseMarginMs);
       if (checkMs < this.#leaseMarginMs) {
         // Too little lease left to finish a check inside it: wait for the renewal rather than risk
-        // checking while another worker may already hold the payment.
+        // checking while another worker may already hold the payment (one under way, as after this process was
+        // suspended past its leases, ends soon: look again a margin later, not a renewal period).
         queue.pop();
-        head.dueAt = Math.max(this.#leases.nextRenewAt, at + this.#leaseMarginMs);
+        head.dueAt = Math.max(this.#leases.renewing ? at : this.#leases.nextRenewAt, at + this.#leaseMarginMs);
         queue.push(head);
         continue;
       }
@@ -245,7 +251,7 @@ class Worker implements SettlementWorker {
       this.#starting++;
       this.#track(this.#check(head, checkMs));
     }
-    this.#arm(Date.now());
+    this.#arm(monotonicNow());
   }
 
   #arm(now: number): void {
@@ -278,7 +284,7 @@ class Worker implements SettlementWorker {
 
   #schedule(entry: Held, pauseMs: number): void {
     if (entry.gone || entry.queued || this.#stopped) return;
-    entry.dueAt = Math.max(Date.now() + pauseMs, this.#pausedUntil);
+    entry.dueAt = Math.max(monotonicNow() + pauseMs, this.#pausedUntil);
     entry.queued = true;
     (entry.fresh ? this.#fresh : this.#queue).push(entry);
   }
@@ -289,6 +295,7 @@ class Worker implements SettlementWorker {
    */
   #pauseOf(entry: Held): number {
     const scheduled = pollPauseMs(entry.pauses++, this.#plan);
+    // An age: the journal's clock (`createdAt`) against this machine's wall clock, the only two that compare.
     const ageMs = Date.now() - entry.createdAt;
     if (!(ageMs > 0)) return scheduled;
     if (ageMs >= this.#plan.staleAfterMs && !this.#reported.has(entry.referenceId)) {
@@ -386,7 +393,7 @@ class Worker implements SettlementWorker {
     this.#waitingForToken++;
     try {
       for (;;) {
-        const now = Date.now();
+        const now = monotonicNow();
         if (this.#bucket.take(now)) {
           if (shared !== undefined) await shared();
           return;
@@ -453,12 +460,12 @@ class Worker implements SettlementWorker {
       // One payment's 429 is the whole worker's: every check waits, not just this one.
       this.#rateLimited++;
       const pauseMs = rateLimitPauseMs(error, this.#rateLimited, this.#context.maxRetryAfterMs ?? 60_000, logger);
-      this.#pausedUntil = Math.max(this.#pausedUntil, Date.now() + pauseMs);
+      this.#pausedUntil = Math.max(this.#pausedUntil, monotonicNow() + pauseMs);
       logger.warn('settlement worker: rate limited; pausing every check', { pauseMs });
       this.#schedule(entry, 0);
       return;
     }
-    if (error instanceof NotFoundError && Date.now() < this.#pausedUntil) {
+    if (error instanceof NotFoundError && monotonicNow() < this.#pausedUntil) {
       // Another check's 429 paused the worker while this one was out: judging the 404 asks more of the service
       // (`/health`, a second check), so it is asked again once the pause is over.
       this.#schedule(entry, 0);

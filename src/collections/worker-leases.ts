@@ -8,6 +8,7 @@
  * @module
  */
 import type { DueItem } from '../core/due-queue.js';
+import { monotonicNow } from '../core/monotonic.js';
 import { UUID_PATTERN } from '../core/uuid.js';
 import type { PaymentDeployment, PaymentRecord, PaymentState } from '../journal/journal.js';
 import type { JournalOutage } from './journal-outage.js';
@@ -21,7 +22,10 @@ export interface Held extends DueItem {
   statusText: string | undefined;
   /** The next pause number of the poll schedule. */
   pauses: number;
-  /** When our lease runs out at the latest: measured from before the lease call was sent. */
+  /**
+   * When our lease runs out at the latest (this process's monotonic clock, as `dueAt` is): measured from before the
+   * lease call was sent, so a step of this machine's wall clock never makes the worker believe it holds it longer.
+   */
   leaseUntil: number;
   queued: boolean;
   /** No longer ours (lease lost, settled, or stopped). */
@@ -97,7 +101,7 @@ export class WorkerLeases {
     this.#reserve = shares.reserve;
     this.#outage = outage;
     this.#hooks = hooks;
-    this.#nextRenewAt = Date.now() + plan.leaseMs / 3;
+    this.#nextRenewAt = monotonicNow() + plan.leaseMs / 3;
   }
 
   /** The payment held under `referenceId` (a later lease of it replaces an entry forgotten meanwhile). */
@@ -105,12 +109,17 @@ export class WorkerLeases {
     return this.#held.get(referenceId);
   }
 
-  /** When the next renewal is due: a check that cannot finish within its lease waits for it. */
+  /** When the next renewal is due (monotonic): a check that cannot finish within its lease waits for it. */
   get nextRenewAt(): number {
     return this.#nextRenewAt;
   }
 
-  /** When the next scan or renewal is due; `Infinity` while both are under way. */
+  /** True while a renewal is under way: a check waiting for it is due when it ends, not at the one after. */
+  get renewing(): boolean {
+    return this.#renewing !== undefined;
+  }
+
+  /** When the next scan or renewal is due (monotonic); `Infinity` while both are under way. */
   get nextDueAt(): number {
     return Math.min(
       this.#scanning ? Number.POSITIVE_INFINITY : this.#nextScanAt,
@@ -123,7 +132,7 @@ export class WorkerLeases {
     return [this.#scanning, this.#renewing].filter((step) => step !== undefined);
   }
 
-  /** Starts the scan and the renewal when due. Each ends by calling `changed`. */
+  /** Starts the scan and the renewal when due at `now` (`monotonicNow()`). Each ends by calling `changed`. */
   startDue(now: number): void {
     if (!this.#scanning && now >= this.#nextScanAt) {
       // Only what the budget can check: the rest stays free for other workers. The reserve lets new payments
@@ -194,7 +203,7 @@ export class WorkerLeases {
     const { journal, logger } = this.#context;
     let full = false;
     try {
-      const sentAt = Date.now();
+      const sentAt = monotonicNow();
       const records = await journal.lease({ owner: this.#owner, leaseMs: this.#plan.leaseMs, limit: room });
       full = records.length === room;
       for (const record of records) this.#adopt(record, sentAt + this.#plan.leaseMs);
@@ -202,7 +211,8 @@ export class WorkerLeases {
       if (!this.#outage.down) logger.warn('settlement worker: could not lease open payments; trying again', reasonOf(error));
     } finally {
       // A full batch means more may be waiting: look again at once.
-      this.#nextScanAt = full ? Date.now() : Date.now() + this.#plan.scanIntervalMs;
+      const now = monotonicNow();
+      this.#nextScanAt = full ? now : now + this.#plan.scanIntervalMs;
       this.#scanning = undefined;
       this.#hooks.changed();
     }
@@ -229,6 +239,7 @@ export class WorkerLeases {
     const entry: Held = {
       referenceId: record.referenceId,
       createdAt,
+      // An age: the journal's clock (`createdAt`) against this machine's wall clock, the only two that compare.
       fresh: Date.now() - createdAt < FRESH_MS,
       state: record.state,
       statusText: record.statusText,
@@ -253,7 +264,7 @@ export class WorkerLeases {
   /** Renews every lease held. Called only with leases held, so it always awaits first. */
   async #renew(): Promise<void> {
     const { journal, logger } = this.#context;
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     this.#nextRenewAt = sentAt + this.#plan.leaseMs / 3;
     try {
       const ids = [...this.#held.keys()];
@@ -272,7 +283,7 @@ export class WorkerLeases {
     } catch (error) {
       // The leases run out by the local bound; no check starts past it.
       if (!this.#outage.down) logger.warn('settlement worker: could not renew leases; trying again', reasonOf(error));
-      this.#nextRenewAt = Date.now() + Math.min(1_000, this.#plan.leaseMs / 10);
+      this.#nextRenewAt = monotonicNow() + Math.min(1_000, this.#plan.leaseMs / 10);
     } finally {
       this.#renewing = undefined;
       this.#hooks.changed();

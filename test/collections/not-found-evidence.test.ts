@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CollectionsClient, ConfigurationError, MemoryJournal, NotFoundError, type PaymentRecord } from '../../src/index.js';
 import { COLLECTIONS_API_KEYS, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.js';
-import { useFakeMonotonicClock, watchFor } from '../helpers/collections.js';
+import { useFakeMonotonicClock, useRunningMonotonicClock, watchFor } from '../helpers/collections.js';
 import { type LoopbackServer, startLoopbackServer } from '../helpers/http-server.js';
 import { openRecord } from '../worker/journal-records.js';
 
@@ -114,6 +114,7 @@ describe.each(WRONG_BASE_URLS)('a Collections base URL that is %s', (_kind, base
   });
 
   it('the settlement worker: closes nothing, logs it at error once, and reports the problem until stopped', async () => {
+    useRunningMonotonicClock();
     const { journal, referenceId } = await pushHeldPending();
     const logged: Logged[] = [];
     const settled: PaymentRecord[] = [];

@@ -1,6 +1,6 @@
 /** Shared pieces of the Collections client tests: paths, builders, the 422 problem body, handlers, fake-time helpers. */
 import { HttpResponse, http } from 'msw';
-import { expect, vi } from 'vitest';
+import { expect, onTestFinished, vi } from 'vitest';
 import {
   type CollectionInput,
   type CollectionStatus,
@@ -119,9 +119,29 @@ export function useFakeMonotonicClock(): void {
   vi.useFakeTimers({ toFake: ['performance'] });
 }
 
+/** How far {@link useRunningMonotonicClock}'s clock was moved ahead of real time; undefined while it is not in use. */
+let runningAheadMs: number | undefined;
+
+/**
+ * Fakes this process's monotonic clock as one that runs with real time, and that {@link watchFor} moves on further:
+ * for a settlement worker, whose schedule, leases and pauses are read on that clock (a frozen one stops it). Timers and
+ * `Date` are real; a clock faked by {@link useFakeMonotonicClock} gives way. Restored when the test ends.
+ */
+export function useRunningMonotonicClock(): void {
+  vi.useRealTimers();
+  const real = performance.now.bind(performance);
+  runningAheadMs = 0;
+  const spy = vi.spyOn(performance, 'now').mockImplementation(() => real() + (runningAheadMs ?? 0));
+  onTestFinished(() => {
+    spy.mockRestore();
+    runningAheadMs = undefined;
+  });
+}
+
 /** Moves the faked monotonic clock on by `ms`: this process has watched its open records that much longer. */
 export function watchFor(ms: number): void {
-  vi.advanceTimersByTime(ms);
+  if (runningAheadMs === undefined) vi.advanceTimersByTime(ms);
+  else runningAheadMs += ms;
 }
 
 /** The Collections service's own 404: its error envelope (`success: false`, a string `code`), as the simulator answers it. */

@@ -4,7 +4,8 @@
  * journal's own clock and this process's own watch of the record prove no attempt can still arrive, every close is
  * a compare-and-set, and what is stored is what a log line may carry.
  *
- * The process's monotonic clock is faked alone (`watchFor` moves it); timers and `Date` are real.
+ * The process's monotonic clock is faked alone (`watchFor` moves it; where a settlement worker runs, it also runs with
+ * real time); timers and `Date` are real.
  */
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -31,6 +32,7 @@ import {
   serviceNotFound,
   statusBody,
   useFakeMonotonicClock,
+  useRunningMonotonicClock,
   watchFor,
 } from '../helpers/collections.js';
 import { useMswServer } from '../helpers/msw.js';
@@ -205,6 +207,7 @@ describe('3 and 5. a close is a compare-and-set: a resend written meanwhile wins
   });
 
   it('the settlement worker: a resend written while its check is in flight is never closed as not-sent', async () => {
+    useRunningMonotonicClock();
     const clock = { offsetMs: 0 };
     const journal = journalAt(clock);
     await leftByTill(journal, clock, 'initiating', DEFAULT_WINDOW_MS + 60_000);
@@ -227,6 +230,7 @@ describe('3 and 5. a close is a compare-and-set: a resend written meanwhile wins
 
 describe('4. clocks that disagree', () => {
   it("a process two minutes ahead of the journal does not close an in-flight push: ages are the journal's", async () => {
+    useRunningMonotonicClock();
     // The journal's clock (a database server) runs two minutes behind this process.
     const clock = { offsetMs: -120_000 };
     const journal = journalAt(clock);

@@ -284,9 +284,10 @@ export function longestPauseMs(ageMs: number, maxIntervalMs = DEFAULT_MAX_INTERV
  *   instead of its schedule, which the liveness bound (a lease plus a scan per dead worker) is too loose to see.
  *   Judged when the journal leases the payment again. Not judged (the worker could not act, or the lease ran out
  *   under it): the worker died or stopped; an operation of its waited a second or more to run in between (paused,
- *   its event loop stalled: its renewal timer may have run late); its wall clock stepped back in between (the renewal
- *   period is read on it); the journal's clock stepped forward in between (the journal's leases ran out early by the
- *   step). "In between" runs from the grant of the lease that ran out (its lease or renewal applied) to the new lease.
+ *   its event loop stalled: its renewal timer may have run late); the journal's clock stepped forward in between (the
+ *   journal's leases ran out early by the step). "In between" runs from the grant of the lease that ran out (its lease
+ *   or renewal applied) to the new lease. A step of the worker's own wall clock is no excuse, either way: it measures
+ *   its leases, renewals and schedule on its monotonic clock, which never steps.
  * - RECHECK-LATE, once `timed` is set (sim.ts: the faults stopped, in worlds without the key's shared budget, whose
  *   tokens may hold a queue back for longer): a payment the worker keeps (no parking renewal, no release, not leased
  *   away) is checked again by it within `timed`'s allowance from the answer: the longest pause of its schedule for
@@ -318,8 +319,8 @@ export class Rechecks {
   readonly #createdAt = new Map<string, number>();
   /** The last 429 each process was answered (true time). */
   readonly #rateLimited = new Map<Proc, number>();
-  /** Clock steps that may end a lease early or delay a renewal: the journal's forward, a process's back. */
-  readonly #steps: { readonly proc: Proc | undefined; readonly at: number }[] = [];
+  /** When the journal's clock stepped forward (true time): the only step that may end a lease early. */
+  readonly #steps: number[] = [];
 
   constructor(clock: RecheckClock, probe: (name: string) => void) {
     this.#clock = clock;
@@ -372,9 +373,12 @@ export class Rechecks {
     }
   }
 
-  /** A clock stepped: the journal's (`proc` undefined) or a process's. Only the steps that can end a lease early count. */
+  /**
+   * A clock stepped: the journal's (`proc` undefined) or a process's. Only the journal's forward steps can end a lease
+   * early; a process's own steps never touch the worker's leases (it measures them on its monotonic clock).
+   */
   clockStep(proc: Proc | undefined, size: number): void {
-    if ((proc === undefined && size > 0) || (proc !== undefined && size < 0)) this.#steps.push({ proc, at: this.#clock.now() });
+    if (proc === undefined && size > 0) this.#steps.push(this.#clock.now());
   }
 
   /** The journal leased these references to `proc`: any still owed by an earlier holder lapsed. */
@@ -390,7 +394,7 @@ export class Rechecks {
       this.#holder.set(referenceId, { proc, since: now });
       if (owed === undefined) continue;
       // From the grant of the lease that ran out: a step or a stall before the answer may have ended it too.
-      const stepped = this.#steps.some((step) => step.at >= owed.granted && (step.proc === undefined || step.proc === owed.proc));
+      const stepped = this.#steps.some((at) => at >= owed.granted);
       if (owed.proc.dead || owed.proc.done || stepped || this.#clock.ranLate(owed.proc, owed.granted, now)) {
         this.#probe('lease lapsed after a check (worker dead, late or stepped)');
         continue;

@@ -34,6 +34,10 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
   // The journal stamps its own times; `open` moves its clock back to write a record `createdAt` ago.
   const clock = { offsetMs: 0 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+  // Synchronous work moves this process's monotonic clock (what the worker's schedule reads) with its wall clock.
+  let workedMs = 0;
+  const monotonic = performance.now.bind(performance);
+  vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + workedMs);
   const checks: { referenceId: string; at: number; timeoutMs: number }[] = [];
   const calls = new Map<string, number>();
   let inFlight = 0;
@@ -49,7 +53,10 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
     watch: new RecordWatch(),
     check: (referenceId, timeoutMs, signal) => {
       const work = workMs(checks.length + 1);
-      if (work > 0) vi.setSystemTime(Date.now() + work);
+      if (work > 0) {
+        vi.setSystemTime(Date.now() + work);
+        workedMs += work;
+      }
       const call = (calls.get(referenceId) ?? 0) + 1;
       calls.set(referenceId, call);
       checks.push({ referenceId, at: Date.now(), timeoutMs });
@@ -99,6 +106,7 @@ beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
 });
 afterEach(() => {
+  vi.restoreAllMocks();
   vi.useRealTimers();
 });
 

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CollectionsClient, MemoryJournal, type PaymentRecord, type SettlementWorker } from '../../src/index.ts';
 import { COLLECTIONS_API_KEYS, createSimulator, PHONES, PRODUCTS, type RunningSimulator, startSimulator } from '../../src/testing/index.ts';
-import { useFakeMonotonicClock, watchFor } from '../helpers/collections.ts';
+import { useRunningMonotonicClock, watchFor } from '../helpers/collections.ts';
 import { insertAll, openRecord } from './journal-records.ts';
 import { checkSpans, maxInAnyWindow, overlappingChecks } from './windows.ts';
 
@@ -54,7 +54,7 @@ async function initiateMany(journal: MemoryJournal, count: number): Promise<void
 
 describe('settlement worker against the simulator', () => {
   it('settles every open payment once, with the service’s outcome, rides out a 429, and turns a never-sent one into not-sent', async () => {
-    useFakeMonotonicClock();
+    useRunningMonotonicClock();
     running.simulator.reset();
     // The journal's clock is moved back while the never-sent record is written: it was written a minute ago.
     const clock = { offsetMs: 0 };
@@ -79,6 +79,16 @@ describe('settlement worker against the simulator', () => {
       timeout: 8_000,
       interval: 20,
     });
+    expect(settled.map((record) => record.referenceId)).not.toContain(neverSent.referenceId);
+    // The worker's pauses and tokens are timed on the same clock: it is moved on once the 429's pause is over and the
+    // other 40 are settled (no burst whose tokens the jump would free at once).
+    await vi.waitFor(
+      () => {
+        expect(settled.length).toBe(40);
+        expect(Date.now()).toBeGreaterThan((rateLimitedAt.get('one') ?? Number.POSITIVE_INFINITY) + 1_000);
+      },
+      { timeout: 8_000, interval: 20 },
+    );
     expect(settled.map((record) => record.referenceId)).not.toContain(neverSent.referenceId);
     watchFor(10_000);
     await vi.waitFor(() => expect(settled.length).toBe(41), { timeout: 8_000, interval: 50 });
