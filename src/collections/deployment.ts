@@ -135,7 +135,7 @@ export class ClientDeployment {
 
   /**
    * What `initiate` writes when the key cannot be read now (a slow vault, no `account`): this base URL with the
-   * account not read. No push leaves from such a record until an attempt writes the account ({@link isDeploymentKnown}).
+   * account not read. No push leaves from such a record until an attempt writes the account (an empty account is not known).
    */
   unread(): PaymentDeployment {
     return { baseUrl: this.baseUrl, account: '' };

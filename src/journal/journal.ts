@@ -133,7 +133,7 @@ export interface PaymentDeployment {
   /**
    * The API key's account, as an identity that cannot reveal the key (see docs/internals/assumptions-rationale.md, key
    * rotation). Empty when the key could not be read as the record was written: no push left from the record then, and
-   * the attempt (or a later takeover) writes the account before one does ({@link isDeploymentKnown}).
+   * the attempt (or a later takeover) writes the account before one does (an empty account is not known).
    */
   readonly account: string;
 }
@@ -183,7 +183,7 @@ export interface PaymentChange {
    * Where the push about to leave goes (a change to `initiating`, before an attempt): written only when the record does
    * not say it yet (no deployment: an earlier release's; or an empty account: the key could not be read as it was
    * written), so no push ever leaves from a record that does not say where it went. A store never replaces a
-   * deployment whose account is known ({@link isDeploymentKnown}).
+   * deployment whose account is known (an empty account is not known).
    */
   readonly deployment?: PaymentDeployment;
   /**
