@@ -24,6 +24,7 @@ export default defineConfig({
       'test/journal/memory-conformance.test.ts',
       // The rows of a SQLite file (record-row.ts), in process: what is written, read back and refused.
       'test/journal/sqlite-conformance.test.ts',
+      'test/journal/sqlite-rows.test.ts',
       'test/journal/one-404-rule.test.ts',
       'test/journal/record-watch.test.ts',
       'test/journal/contradictions.test.ts',
