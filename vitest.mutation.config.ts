@@ -35,6 +35,7 @@ export default defineConfig({
       'test/collections/reconcile.test.ts',
       'test/collections/errors.test.ts',
       'test/collections/check-status.test.ts',
+      'test/collections/status-checks-rules.test.ts',
       'test/collections/status-words.test.ts',
       'test/collections/status-words-rules.test.ts',
       'test/worker/scheduler.test.ts',
