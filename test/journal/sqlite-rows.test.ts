@@ -77,6 +77,12 @@ describe('a row that cannot be read is refused with its reason, never read as a 
       'a deployment column that is not an object with a baseUrl and an account',
     ],
     [
+      'a deployment whose baseUrl is not text',
+      'deployment = ?',
+      ['{"baseUrl":1,"account":"acct-1"}'],
+      'a deployment column that is not an object with a baseUrl and an account',
+    ],
+    [
       'a deployment whose account is not text',
       'deployment = ?',
       ['{"baseUrl":"https://collections.example.com","account":1}'],
@@ -193,6 +199,54 @@ describe('a row read back', () => {
     expect(await journal.get(referenceId)).toMatchObject({ ...base, ...full, referenceId });
     raw.close();
     await journal.close();
+  });
+
+  it('a send window stored as NULL reads as no window known (never a window of 0, which would make the payment decidable at once)', async () => {
+    const { journal, raw, referenceId, set } = await journalWithRow();
+    set('send_window_ms = ?', null);
+    const read = await journal.get(referenceId);
+    expect(read?.referenceId).toBe(referenceId);
+    expect(read).not.toHaveProperty('sendWindowMs');
+    raw.close();
+    await journal.close();
+  });
+
+  it("PostgreSQL's shapes (jsonb already parsed, timestamptz as a Date) read as SQLite's text does", () => {
+    const reported: unknown[] = [];
+    const reader = new RowReader((row) => reported.push(row));
+    const referenceId = globalThis.crypto.randomUUID();
+    const at = new Date('2026-11-21T10:00:00.000Z');
+    const record = reader.read({
+      reference_id: referenceId,
+      state: 'rejected',
+      product_id: base.productId,
+      amount: '10',
+      currency: 'ZMW',
+      phone_number: base.phoneNumber,
+      narration: null,
+      fingerprint: 'f',
+      created_at: at,
+      updated_at: at,
+      status_text: null,
+      transaction_code: null,
+      reason: null,
+      error: { name: 'ApiError', message: 'refused', status: 400 },
+      version: 2,
+      send_window_ms: 1000,
+      contradiction: null,
+      deployment: { baseUrl: 'https://collections.example.com', account: 'acct-1' },
+      sealed_phone_number: null,
+    });
+    expect(reported).toEqual([]);
+    expect(record).toMatchObject({
+      referenceId,
+      state: 'rejected',
+      amount: 10,
+      createdAt: at.toISOString(),
+      error: { name: 'ApiError', status: 400 },
+      deployment: { baseUrl: 'https://collections.example.com', account: 'acct-1' },
+      sendWindowMs: 1000,
+    });
   });
 
   it('a contradiction column that is not JSON reads as no contradiction, the record itself readable', async () => {
