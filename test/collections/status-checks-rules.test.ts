@@ -3,22 +3,49 @@
  * before the 404 is judged and then cannot be read. Through the public client (msw in process).
  */
 import { HttpResponse, http } from 'msw';
-import { expect, it } from 'vitest';
-import { type Logger, MemoryJournal, NotFoundError } from '../../src/index.js';
-import { CHECK_URL, collectionsClient, HEALTH_URL, json, REFERENCE_ID, rejectionOf } from '../helpers/collections.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  type CollectionsClientOptions,
+  JournalError,
+  type Logger,
+  MemoryJournal,
+  NotFoundError,
+  type PaymentRecord,
+  RequestValidationError,
+  UnknownOutcomeError,
+} from '../../src/index.js';
+import { COLLECTIONS_API_KEYS, createSimulator, createSimulatorHandlers, type Simulator } from '../../src/testing/index.js';
+import {
+  CHECK_URL,
+  collectionInput,
+  collectionsClient,
+  HEALTH_URL,
+  INITIATE_PATH,
+  json,
+  REFERENCE_ID,
+  rejectionOf,
+  useFakeMonotonicClock,
+  watchFor,
+} from '../helpers/collections.js';
+import { COLLECTIONS_BASE_URL, TAP_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
 
-const { server } = useMswServer();
+const { server, requests } = useMswServer();
+
+/** A memory journal whose reads fail once `allowed` reads were answered. */
+class FailingAfter extends MemoryJournal {
+  reads = 0;
+  constructor(readonly allowed: number) {
+    super();
+  }
+  override async get(referenceId: string) {
+    if (++this.reads > this.allowed) throw new Error('database gone');
+    return super.get(referenceId);
+  }
+}
 
 it('a journal that fails while a 404 is judged: the 404 stands as no proof, said at warn with the reason, nothing closed', async () => {
-  class FailingAfterGuard extends MemoryJournal {
-    reads = 0;
-    override async get(referenceId: string) {
-      if (++this.reads > 2) throw new Error('database gone');
-      return super.get(referenceId);
-    }
-  }
-  const journal = new FailingAfterGuard();
+  const journal = new FailingAfter(2);
   const warnings: [string, unknown][] = [];
   const logger: Logger = {
     debug: () => undefined,
@@ -39,4 +66,87 @@ it('a journal that fails while a 404 is judged: the 404 stands as no proof, said
       { reason: 'Payment journal: could not record a payment the service does not hold: database gone' },
     ],
   ]);
+});
+
+describe("the 404 rule in the duplicate-refusing mode (duplicateReferences: 'refused'), against the simulator", () => {
+  let simulator: Simulator;
+  beforeEach(async () => {
+    simulator = createSimulator({ settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY } });
+    server.use(...(await createSimulatorHandlers(simulator, { tapBaseUrl: TAP_BASE_URL, collectionsBaseUrl: COLLECTIONS_BASE_URL })));
+  });
+  const refused = (options: CollectionsClientOptions = {}) =>
+    collectionsClient({ apiKey: COLLECTIONS_API_KEYS.primary, duplicateReferences: 'refused', ...options });
+
+  /** A payment whose create and status check were both cut: `unknown`, nothing at the service. */
+  async function unknownPayment(journal: MemoryJournal): Promise<PaymentRecord> {
+    simulator.injectFault({ route: `POST ${INITIATE_PATH}`, drop: 'before', times: 1 });
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', drop: 'before', times: 1 });
+    expect(await rejectionOf(refused({ journal, maxRetries: 0 }).initiate(collectionInput()))).toBeInstanceOf(UnknownOutcomeError);
+    return (await journal.get(REFERENCE_ID)) as PaymentRecord;
+  }
+
+  it('a record left initiating that a resend can still answer is never closed not-sent on a 404, however old', async () => {
+    useFakeMonotonicClock();
+    const clock = { offsetMs: 0 };
+    const record = await unknownPayment(new MemoryJournal());
+    const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+    await journal.insert({ ...record, state: 'initiating' } as PaymentRecord);
+    clock.offsetMs = 10 * 60_000;
+    watchFor(10 * 60_000);
+    const error = await rejectionOf(refused({ journal }).checkStatus(REFERENCE_ID));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    // No time at which the 404 would decide it: the resend decides it (the 'unknown' rule's wait does not apply).
+    expect((error as UnknownOutcomeError).decidableAt).toBeUndefined();
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
+  });
+
+  it('a 404 for a payment the journal does not hold is no proof, not an unknown outcome', async () => {
+    const error = await rejectionOf(refused({ journal: new MemoryJournal() }).checkStatus(REFERENCE_ID));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as Error).message).toMatch(/no proof the push was never sent/);
+  });
+
+  it('a journal that cannot read the payment before the resend rule: JournalError naming what it could not do', async () => {
+    const record = await unknownPayment(new MemoryJournal());
+    const journal = new FailingAfter(2);
+    await journal.insert(record);
+    journal.reads = 0;
+    const error = await rejectionOf(refused({ journal }).checkStatus(REFERENCE_ID));
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as Error).message).toBe('Payment journal: could not read the payment: database gone');
+  });
+
+  it('a status checkStatus records is written by checkStatus in the history', async () => {
+    const journal = new MemoryJournal();
+    await refused({ journal }).initiate(collectionInput());
+    simulator.settle(REFERENCE_ID, 'successful');
+    await refused({ journal }).checkStatus(REFERENCE_ID);
+    const history = await journal.history(REFERENCE_ID);
+    expect(history.at(-1)?.by).toBe('checkStatus');
+  });
+});
+
+describe('the status request', () => {
+  it('a reference id that is not text is refused before sending, even one that reads as a UUID, naming the field and the rule', async () => {
+    const lookalike = { toString: () => REFERENCE_ID };
+    const error = await rejectionOf(collectionsClient().checkStatus(lookalike as never));
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues).toEqual([{ path: 'referenceId', message: 'must be a UUID' }]);
+  });
+
+  it('a status answered proves the base URL: a later 404 is judged without asking /health', async () => {
+    const other = '5b0f7c1e-2a3d-4e5f-8a9b-0c1d2e3f4a5b';
+    server.use(
+      http.get(CHECK_URL, ({ params }) =>
+        params.referenceId === other
+          ? json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' })
+          : HttpResponse.json({ success: true, data: { referenceId: REFERENCE_ID, statusText: 'pending' } }),
+      ),
+      http.get(HEALTH_URL, () => HttpResponse.json({ status: 'ok' })),
+    );
+    const client = collectionsClient();
+    await client.checkStatus(REFERENCE_ID);
+    expect(await rejectionOf(client.checkStatus(other))).toBeInstanceOf(NotFoundError);
+    expect(requests.map((request) => request.path)).toEqual([`/v1/collections/check/${REFERENCE_ID}`, `/v1/collections/check/${other}`]);
+  });
 });
