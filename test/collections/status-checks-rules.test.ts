@@ -3,7 +3,7 @@
  * before the 404 is judged and then cannot be read. Through the public client (msw in process).
  */
 import { HttpResponse, http } from 'msw';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type CollectionsClientOptions,
   JournalError,
@@ -31,6 +31,10 @@ import { COLLECTIONS_BASE_URL, TAP_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
+// The mutation run shares one module graph across files: a faked monotonic clock must not outlive its test.
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** A memory journal whose reads fail once `allowed` reads were answered. */
 class FailingAfter extends MemoryJournal {
