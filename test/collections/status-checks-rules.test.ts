@@ -6,6 +6,7 @@ import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type CollectionsClientOptions,
+  ConnectionError,
   JournalError,
   type Logger,
   MemoryJournal,
@@ -102,6 +103,38 @@ describe("the 404 rule in the duplicate-refusing mode (duplicateReferences: 'ref
     // No time at which the 404 would decide it: the resend decides it (the 'unknown' rule's wait does not apply).
     expect((error as UnknownOutcomeError).decidableAt).toBeUndefined();
     expect((await journal.get(REFERENCE_ID))?.state).toBe('initiating');
+  });
+
+  /** A payment the service stored while its create's answer and the status check were cut: `unknown`, judged old. */
+  async function oldUnknownPayment(): Promise<{ journal: MemoryJournal; till: ReturnType<typeof collectionsClient> }> {
+    useFakeMonotonicClock();
+    const clock = { offsetMs: 0 };
+    const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
+    const till = collectionsClient({ apiKey: COLLECTIONS_API_KEYS.primary, journal, maxRetries: 0 });
+    simulator.injectFault({ route: `POST ${INITIATE_PATH}`, drop: 'after', times: 1 });
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', drop: 'before', times: 1 });
+    expect(await rejectionOf(till.initiate(collectionInput()))).toBeInstanceOf(UnknownOutcomeError);
+    // Well past the window and the grace, by the journal's clock and by this process's own watch.
+    clock.offsetMs = 10 * 60_000;
+    watchFor(10 * 60_000);
+    return { journal, till };
+  }
+
+  it('a 404 the recheck contradicts: checkStatus resolves with the status the recheck found, and records it', async () => {
+    const { journal, till } = await oldUnknownPayment();
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', status: 404, times: 1 });
+    const status = await till.checkStatus(REFERENCE_ID);
+    expect(status).toMatchObject({ referenceId: REFERENCE_ID, statusText: 'pending' });
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+  });
+
+  it("a recheck that fails itself (the service unreachable) rejects with that failure, not as the 404's no proof", async () => {
+    const { journal, till } = await oldUnknownPayment();
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', status: 404, times: 1 });
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', drop: 'before', times: 1 });
+    const error = await rejectionOf(till.checkStatus(REFERENCE_ID));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
   });
 
   it('a 404 for a payment the journal does not hold is no proof, not an unknown outcome', async () => {
