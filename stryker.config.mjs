@@ -38,6 +38,14 @@ export default {
     'src/collections/duplicate-answer.ts',
     'src/collections/create-collection.ts',
     'src/collections/sealed-number.ts',
+    // The status check's request: the reference it refuses before any I/O, the route, the deadline it carries.
+    'src/collections/status-checks.ts',
+    // How a record is written to a row and read back, and which rows are refused as unreadable rather than absent.
+    'src/journal/record-row.ts',
+    // The journal's budget arithmetic: the shares of the key's budget, the create reserve, the adaptive rate.
+    'src/journal/budget.ts',
+    // A process's share of the key's budget: when it asks the journal again, what it sends within it, what it waits.
+    'src/collections/shared-budget.ts',
   ],
   coverageAnalysis: 'perTest',
   // A mutant of a module-level constant (the default status words, a limit) is active for every test, so it runs
