@@ -22,7 +22,7 @@ import {
   UnknownOutcomeError,
   UnprocessableEntityError,
 } from '../../src/index.js';
-import { COLLECTIONS_API_KEYS, createSimulator, createSimulatorHandlers, type Simulator } from '../../src/testing/index.js';
+import { COLLECTIONS_API_KEYS, createSimulatorHandlers, type Simulator } from '../../src/testing/index.js';
 import {
   advanceUntilSettled,
   collectionInput,
@@ -33,10 +33,12 @@ import {
   track,
   useFakeClock,
   useFakeMonotonicClock,
+  validationProblem,
   watchFor,
 } from '../helpers/collections.js';
 import { COLLECTIONS_BASE_URL, TAP_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
+import { servedPendingSimulator } from '../helpers/simulator.js';
 
 const { server, requests } = useMswServer();
 const KEY = COLLECTIONS_API_KEYS.primary;
@@ -45,8 +47,7 @@ const CHECK = 'GET /v1/collections/check/:referenceId';
 
 let simulator: Simulator;
 beforeEach(async () => {
-  simulator = createSimulator({ settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY } });
-  server.use(...(await createSimulatorHandlers(simulator, { tapBaseUrl: TAP_BASE_URL, collectionsBaseUrl: COLLECTIONS_BASE_URL })));
+  simulator = await servedPendingSimulator(server);
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -81,23 +82,9 @@ async function settle<T>(promise: Promise<T>) {
   return call;
 }
 
-/** The service's 422 problem body (section 7 of the Collections document) with these `errors[]`. */
-function validationProblem(errors: { field: string; rule: string; message: string }[]) {
-  return HttpResponse.json(
-    {
-      success: false,
-      data: null,
-      code: 'E_VALIDATION_ERROR',
-      type: 'https://collections.test/problems/validation',
-      title: 'Validation Error',
-      status: 422,
-      detail: 'Validation failure',
-      instance: INITIATE_PATH,
-      errors,
-      requestId: 'req-422',
-    },
-    { status: 422 },
-  );
+/** The service's own 422 problem (section 7 of the Collections document) for a create, with these `errors[]`. */
+function createRefused(errors: { field: string; rule: string; message: string }[]) {
+  return HttpResponse.json(validationProblem(INITIATE_PATH, errors), { status: 422 });
 }
 
 /** Answers the `nth` create (1-based) with `answer`; every other request goes on to the simulator. */
@@ -120,7 +107,7 @@ describe('a 422 about the reference itself is the duplicate answer', () => {
     useFakeClock();
     // The push was stored, its answer lost; the resend is answered with the uniqueness problem.
     simulator.injectFault({ route: CREATE, drop: 'after', times: 1 });
-    answerCreate(2, () => validationProblem([{ field, rule, message: 'referenceId has already been taken' }]));
+    answerCreate(2, () => createRefused([{ field, rule, message: 'referenceId has already been taken' }]));
     const journal = new MemoryJournal();
     const call = await settle(refused({ journal }).initiate(collectionInput()));
     expect(call.error).toBeUndefined();
@@ -139,7 +126,7 @@ describe('a 422 about the reference itself is the duplicate answer', () => {
       useFakeClock();
       simulator.reset();
       simulator.injectFault({ route: CREATE, drop: 'before', times: 1 });
-      answerCreate(2, () => validationProblem([problem]));
+      answerCreate(2, () => createRefused([problem]));
       const journal = new MemoryJournal();
       const call = await settle(refused({ journal }).initiate(collectionInput()));
       expect(call.error, problem.field).toBeInstanceOf(UnprocessableEntityError);

@@ -15,7 +15,7 @@ import {
   type PaymentRecord,
   UnknownOutcomeError,
 } from '../../src/index.js';
-import { COLLECTIONS_API_KEYS, createSimulator, createSimulatorHandlers, type Simulator } from '../../src/testing/index.js';
+import { COLLECTIONS_API_KEYS, type Simulator } from '../../src/testing/index.js';
 import {
   advanceUntilSettled,
   collectionInput,
@@ -28,8 +28,9 @@ import {
   useFakeMonotonicClock,
   watchFor,
 } from '../helpers/collections.js';
-import { COLLECTIONS_BASE_URL, TAP_BASE_URL } from '../helpers/fixtures.js';
+import { COLLECTIONS_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
+import { servedPendingSimulator } from '../helpers/simulator.js';
 
 const { server, requests } = useMswServer();
 const KEY = COLLECTIONS_API_KEYS.primary;
@@ -39,8 +40,7 @@ const OTHER_REFERENCE = '7d4c2f1e-3b5a-4c6d-8e9f-0a1b2c3d4e5f';
 
 let simulator: Simulator;
 beforeEach(async () => {
-  simulator = createSimulator({ settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY } });
-  server.use(...(await createSimulatorHandlers(simulator, { tapBaseUrl: TAP_BASE_URL, collectionsBaseUrl: COLLECTIONS_BASE_URL })));
+  simulator = await servedPendingSimulator(server);
 });
 afterEach(() => {
   vi.useRealTimers();

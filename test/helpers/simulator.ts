@@ -3,7 +3,26 @@
  * partners would not: each is a {@link Simulator} whose answers stay the simulator's except for the one thing changed.
  * (The budget tests' limited service, which the benchmark also runs under plain Node, is in `limited-service.ts`.)
  */
-import { Simulator, type SimulatorOptions, type SimulatorOutcome, type SimulatorRequest } from '../../src/testing/index.ts';
+import type { SetupServer } from 'msw/node';
+import {
+  createSimulator,
+  createSimulatorHandlers,
+  Simulator,
+  type SimulatorOptions,
+  type SimulatorOutcome,
+  type SimulatorRequest,
+} from '../../src/testing/index.ts';
+import { COLLECTIONS_BASE_URL, TAP_BASE_URL } from './fixtures.ts';
+
+/**
+ * A simulator whose collections stay pending (no test waits on a settlement it did not ask for), served by `server` at
+ * the fixtures' base URLs: the service the duplicate-reference tests push to.
+ */
+export async function servedPendingSimulator(server: SetupServer): Promise<Simulator> {
+  const simulator = createSimulator({ settlement: { pendingPolls: Number.POSITIVE_INFINITY, pendingMs: Number.POSITIVE_INFINITY } });
+  server.use(...(await createSimulatorHandlers(simulator, { tapBaseUrl: TAP_BASE_URL, collectionsBaseUrl: COLLECTIONS_BASE_URL })));
+  return simulator;
+}
 
 /** A status check's path, its reference captured. */
 export const CHECK_PATH = /^\/v1\/collections\/check\/([^/?]+)/;
