@@ -19,6 +19,9 @@ export function defineSweep(from: number, to: number, batches = 2): void {
       expect(result.contendedSteps).toBeGreaterThan(result.steps / 20);
     }, 600_000);
   }
+  // The mutation set's shorter sweep (vitest.mutation.config.ts) judges the invariants only: which seeds reach a rare
+  // path moves with every change of the world's draws, and `npm test`'s 2 000 seeds hold that coverage.
+  if (process.env.SIM_RARE_PATHS === 'off') return;
   it(`seeds ${from}–${to} reached every rare path at least once (coverage feedback)`, () => {
     expect(missingProbes(probes)).toEqual([]);
   });
