@@ -27,6 +27,7 @@ import { type FingerprintedPayment, paymentFingerprint } from '../journal/finger
 import {
   DEFAULT_NOT_FOUND_GRACE_MS,
   isDeploymentKnown,
+  isOpenPaymentState,
   type NewPaymentRecord,
   type PaymentDeployment,
   type PaymentRecord,
@@ -415,6 +416,18 @@ async function sendAndRecord<Result extends InitiatedCollection>(
       by,
       own,
     );
+    // "Nothing was created" speaks for this call's attempts only. When another writer took the record over meanwhile (a
+    // resend for a service that refuses duplicates does not wait for this call's window), its push may be at the
+    // service: answer from the record it left, as for an overtaken attempt.
+    const theirs = recorded?.applied === false ? recorded.record : undefined;
+    if (
+      theirs !== undefined &&
+      theirs.version !== own.version &&
+      (observed.kind === 'create-not-sent' || observed.kind === 'create-refused')
+    ) {
+      if (theirs.state === 'pending' || theirs.state === 'successful' || theirs.state === 'failed') return accepted(theirs);
+      if (isOpenPaymentState(theirs.state)) throw new UnknownOutcomeError(referenceId, error, await latestDecidableAt(binding, [theirs]));
+    }
     // A journal failure after an attempt that may have created the collection: the honest answer is "unknown".
     // Unknown: the till learns from when a verdict is possible, from the records this call last wrote or read (the
     // record written now, or, when that write failed, this call's last write: an attempt left under it).

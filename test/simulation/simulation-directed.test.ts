@@ -119,3 +119,18 @@ describe('a till whose key cannot be read, with a second deployment on the journ
     },
   );
 });
+
+/**
+ * A service that refuses duplicates lets another process resend a record at once, without waiting for its writer's
+ * window. The writer's own attempt then failed with nothing sent (a refused connection) and it told the till "nothing
+ * was sent" while the other process's resend was at the service (seed 4830). Now the writer answers from the record the
+ * other process left.
+ */
+describe('a writer whose record another process resent meanwhile answers from that record', () => {
+  it('seed 4830: never "nothing was sent" for a payment the service holds', async () => {
+    const plan = drawWorld(4830);
+    expect(plan.duplicatesRefused).toBe(true);
+    const result = await runSimulation({ seed: 4830, plan });
+    expect(result.violations).toEqual([]);
+  });
+});
