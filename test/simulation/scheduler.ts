@@ -130,10 +130,20 @@ export class Scheduler {
 
   /**
    * True when an operation of `proc` waited `LATE_MS` or more to run at some moment between `from` and `to` (true
-   * time): the process was paused, or its event loop stalled, so a timer of its (a renewal) may have run late.
+   * time): the process was paused, or its event loop stalled, so a timer of its (a renewal) may have run late. A wait
+   * still going on counts too (a paused worker's renewal timer that has not run yet when its lease runs out), and so
+   * does a pause of `LATE_MS` or more from its start.
    */
   ranLate(proc: Proc, from: number, to: number): boolean {
-    return (this.#lateRuns.get(proc) ?? []).some((wait) => wait.to >= from && wait.from <= to);
+    if ((this.#lateRuns.get(proc) ?? []).some((wait) => wait.to >= from && wait.from <= to)) return true;
+    return this.#runnable.some((op) => op.proc === proc && op.since <= to && to - op.since >= LATE_MS);
+  }
+
+  /** Holds every operation of `proc` back until `until` (true time): late from now, when that is `LATE_MS` or more. */
+  pause(proc: Proc, until: number, why = ''): void {
+    proc.pausedUntil = until;
+    if (until - this.now >= LATE_MS) this.#lateRun(proc, this.now, until);
+    this.log(`PAUSE ${proc.name}${why} until t+${((until - T0) / 1000).toFixed(3)}s`);
   }
 
   spawn(
@@ -210,8 +220,7 @@ export class Scheduler {
         const live = this.#live();
         if (live.length > 0) {
           const victim = live[Math.floor(this.random() * live.length)] as Proc;
-          victim.pausedUntil = this.now + this.random() * knobs.maxPauseMs;
-          this.log(`PAUSE ${victim.name} until t+${((victim.pausedUntil - T0) / 1000).toFixed(3)}s`);
+          this.pause(victim, this.now + this.random() * knobs.maxPauseMs);
           continue;
         }
       }
@@ -221,11 +230,7 @@ export class Scheduler {
       this.#runnable[index] = this.#runnable[this.#runnable.length - 1] as Op;
       this.#runnable.pop();
       if (op.proc?.dead) continue;
-      if (op.proc !== undefined && this.now - op.since >= LATE_MS) {
-        const waits = this.#lateRuns.get(op.proc) ?? [];
-        waits.push({ from: op.since, to: this.now });
-        this.#lateRuns.set(op.proc, waits);
-      }
+      if (op.proc !== undefined && this.now - op.since >= LATE_MS) this.#lateRun(op.proc, op.since, this.now);
       this.current = op.proc;
       if (this.trace !== undefined) this.log(`${op.proc?.name ?? 'service'}: ${op.label}`);
       this.inStep = true;
@@ -235,6 +240,12 @@ export class Scheduler {
       this.current = undefined;
     }
     return false;
+  }
+
+  #lateRun(proc: Proc, from: number, to: number): void {
+    const waits = this.#lateRuns.get(proc) ?? [];
+    waits.push({ from, to });
+    this.#lateRuns.set(proc, waits);
   }
 
   /** Indexes of runnable operations whose process is not paused. */

@@ -13,7 +13,7 @@
  *
  * No vitest import (see scheduler.ts).
  */
-import { type Proc, type Scheduler, T0 } from './scheduler.js';
+import type { Proc, Scheduler } from './scheduler.js';
 
 export interface Collection {
   readonly id: number;
@@ -485,9 +485,8 @@ export class Service {
       if (pauseMs <= 0) return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404');
       // The answer reaches the process, which then stops before its next step (the journal read after the 404).
       return answer(json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' }), '404', () => {
-        proc.pausedUntil = Math.max(proc.pausedUntil, sim.now + pauseMs);
+        sim.pause(proc, Math.max(proc.pausedUntil, sim.now + pauseMs), ' after a 404,');
         this.pausedAfterNotFound.add(`${proc.id}:${referenceId.toLowerCase()}`);
-        sim.log(`PAUSE ${proc.name} after a 404, until t+${((proc.pausedUntil - T0) / 1000).toFixed(3)}s`);
       });
     }
     if (this.pausedAfterNotFound.delete(`${proc.id}:${referenceId.toLowerCase()}`)) this.#hit('found after a paused 404');

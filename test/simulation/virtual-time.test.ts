@@ -57,4 +57,25 @@ describe('virtual time', () => {
     expect(time.escapes[0]).toMatch(/^setImmediate: .*virtual-time\.test\.ts/);
     expect(time.escapes[1]).toMatch(/^a clock read outside a simulated step/);
   });
+
+  it("counts a process as late while its due work still waits, and for a pause from the pause's start", async () => {
+    const { sim } = installed();
+    // An event loop stalled past a lease: the renewal's timer is due but has not run yet when the judge asks.
+    const stalled = sim.spawn('stalled', T0, async () => {});
+    sim.enqueue(stalled, 'renewal timer', () => undefined);
+    sim.now = T0 + 900;
+    expect(sim.ranLate(stalled, T0, sim.now)).toBe(false);
+    sim.now = T0 + 5_000;
+    expect(sim.ranLate(stalled, T0, sim.now)).toBe(true);
+    // Paused for 20 s from t+10 s: late in any interval that meets the pause, before any of its work ran late.
+    const paused = sim.spawn('paused', T0, async () => {});
+    sim.now = T0 + 10_000;
+    sim.pause(paused, sim.now + 20_000);
+    expect(sim.ranLate(paused, T0 + 12_000, T0 + 13_000)).toBe(true);
+    expect(sim.ranLate(paused, T0, T0 + 9_000)).toBe(false);
+    // A pause shorter than a late run is not one.
+    const brief = sim.spawn('brief', T0, async () => {});
+    sim.pause(brief, sim.now + 500);
+    expect(sim.ranLate(brief, T0, sim.now + 1_000)).toBe(false);
+  });
 });
