@@ -1,8 +1,9 @@
 /**
  * What a failed journaled `initiate` records, by what its error proves (src/collections/journaled-initiate.ts,
  * `failure`): a connection refused before anything was sent closes the payment `not-sent` (the sale may start over);
- * a connection cut after sending leaves it `unknown`. And a record that disappears from the journal between two
- * attempts stops the resend. A scripted `fetch` plays the network.
+ * a connection cut after sending leaves it `unknown`; but "nothing was sent" speaks for the call's own attempts only,
+ * so a call refused while another process resent its record answers from that record. And a record that disappears
+ * from the journal between two attempts stops the resend. A scripted `fetch` plays the network.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CollectionsClient, ConnectionError, MemoryJournal, type PaymentJournal, UnknownOutcomeError } from '../../src/index.js';
@@ -129,5 +130,52 @@ describe("an attempt's deadline", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("a call's attempt refused while another writer resent its record (a service that refuses duplicates)", () => {
+  const json = (status: number, body: unknown) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const accepted = async () => json(202, { success: true, data: { referenceId: REFERENCE_ID, status: 'pending' } });
+  function refusing(journal: PaymentJournal, fetch: (request: Request) => Promise<Response>) {
+    return new CollectionsClient({
+      apiKey: API_KEY,
+      baseUrl: 'http://127.0.0.1:39999',
+      logLevel: 'off',
+      maxRetries: 0,
+      journal,
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => fetch(new Request(input, init)),
+      duplicateReferences: 'refused',
+    });
+  }
+
+  it.each([
+    ['accepted: the caller is told pending, from the record the other writer left', accepted, 'pending'],
+    ['unknown: UnknownOutcomeError, never "nothing was sent"', async () => Promise.reject(reset()), 'unknown'],
+  ] as const)("the other writer's resend %s", async (_, answerToItsCreate, state) => {
+    const journal = new MemoryJournal();
+    const creates: string[] = [];
+    // The other process: the service's own 404 for the reference (its base URL proved by /health), then its resend.
+    const other = refusing(journal, async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/health') return json(200, { success: true, data: { status: 'ok' } });
+      if (request.method === 'GET') return json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' });
+      creates.push(path);
+      return answerToItsCreate();
+    });
+    const settled = await refusing(journal, async () => {
+      // The other process resends the open record while this call's own attempt is on its way; this one is refused.
+      await other.recover().catch(() => undefined);
+      throw refused();
+    })
+      .initiate(input)
+      .then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+    expect(creates).toHaveLength(1);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe(state);
+    if (state === 'pending') expect(settled).toEqual({ result: expect.objectContaining({ referenceId: REFERENCE_ID, status: 'pending' }) });
+    else expect('error' in settled && settled.error).toBeInstanceOf(UnknownOutcomeError);
   });
 });

@@ -12,7 +12,7 @@ import type { ClockFault } from './clock-faults.js';
 import { T0 } from './scheduler.js';
 import { HEALTHY } from './service.js';
 import { runSimulation } from './sim.js';
-import { drawWorld, quietPlan, type WorldPlan } from './world.js';
+import { quietPlan, type WorldPlan } from './world.js';
 
 function clockWorld(seed: number, fault: ClockFault): WorldPlan {
   const quiet = quietPlan(seed);
@@ -99,38 +99,5 @@ describe("the duplicate-refusing mode's precondition", () => {
         `seed ${seed}`,
       ).toBe(true);
     }
-  });
-});
-
-/**
- * A till whose key function could not answer in time once wrote its record without a deployment: left open (the write
- * closing it failed, seed 203; or its key timeout read as an unknown outcome, seed 342), it was then moved by the
- * second deployment's own status. Now nothing is written without a deployment, and a takeover writes one before its
- * push leaves.
- */
-describe('a till whose key cannot be read, with a second deployment on the journal', () => {
-  it.each([203, 342])(
-    'seed %i with slow keys: the second deployment moves nothing, and nothing is accepted that the service lacks',
-    async (seed) => {
-      const plan = { ...drawWorld(seed), slowKeys: true };
-      expect(plan.elsewhere.length).toBeGreaterThan(0);
-      const result = await runSimulation({ seed, plan });
-      expect(result.violations).toEqual([]);
-    },
-  );
-});
-
-/**
- * A service that refuses duplicates lets another process resend a record at once, without waiting for its writer's
- * window. The writer's own attempt then failed with nothing sent (a refused connection) and it told the till "nothing
- * was sent" while the other process's resend was at the service (seed 4830). Now the writer answers from the record the
- * other process left.
- */
-describe('a writer whose record another process resent meanwhile answers from that record', () => {
-  it('seed 4830: never "nothing was sent" for a payment the service holds', async () => {
-    const plan = drawWorld(4830);
-    expect(plan.duplicatesRefused).toBe(true);
-    const result = await runSimulation({ seed: 4830, plan });
-    expect(result.violations).toEqual([]);
   });
 });
