@@ -46,6 +46,9 @@ export default {
     'src/journal/budget.ts',
     // A process's share of the key's budget: when it asks the journal again, what it sends within it, what it waits.
     'src/collections/shared-budget.ts',
+    // Where a record's push went, and whether this client's answers are evidence about it (base URL and account,
+    // a rotated key's former accounts, an account not read).
+    'src/collections/deployment.ts',
   ],
   coverageAnalysis: 'perTest',
   // A mutant of a module-level constant (the default status words, a limit) is active for every test, so it runs

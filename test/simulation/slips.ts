@@ -39,7 +39,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/fingerprint.ts',
     find: '    payment.productId.toLowerCase(),',
     replace: '    payment.productId,',
-    seed: 7,
+    seed: 4,
   },
   {
     name: 'send-window-short',
@@ -47,7 +47,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/create-collection.ts',
     find: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs);',
     replace: 'return attemptWindowMs(settings.maxRetries, settings.timeoutMs) - settings.timeoutMs;',
-    seed: 11,
+    seed: 7,
   },
   {
     name: 'deadline-ignored',
@@ -55,7 +55,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/core/transport.ts',
     find: 'const limitMs = settings.deadline === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, settings.deadline - monotonicNow());',
     replace: 'const limitMs = settings.timeoutMs;',
-    seed: 34,
+    seed: 7,
   },
   {
     name: 'verdict-early',
@@ -63,7 +63,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0);',
     replace: 'const waitMs = sendWindowOf(record) + Math.max(graceMs, 0) - 1000;',
-    seed: 44,
+    seed: 133,
   },
   {
     name: 'grace-ignored',
@@ -80,7 +80,7 @@ export const SLIPS: readonly Slip[] = [
     // The one line moved: `case 'not-sent':` among the states the service holds.
     find: "    case 'failed':\n      return accepted(existing);\n    case 'rejected':\n    case 'not-sent':\n",
     replace: "    case 'failed':\n    case 'not-sent':\n      return accepted(existing);\n    case 'rejected':\n",
-    seed: 3,
+    seed: 5,
   },
   {
     name: 'raw-error-after-unknown',
@@ -88,7 +88,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/core/idempotent-create.ts',
     find: "    if (seen.kind === 'excluded') throw error;\n    throw unknown(transport, create.referenceId, error, absent);\n",
     replace: "    if (seen.kind === 'excluded') throw error;\n    throw error;\n",
-    seed: 35,
+    seed: 113,
   },
   {
     name: 'completed-failed',
@@ -98,7 +98,7 @@ export const SLIPS: readonly Slip[] = [
     find: "  successful: ['successful', 'success', 'completed'],\n  failed: ['failed', 'cancelled', 'canceled', 'expired', 'declined'],\n",
     replace:
       "  successful: ['successful', 'success'],\n  failed: ['failed', 'cancelled', 'canceled', 'expired', 'declined', 'completed'],\n",
-    seed: 5,
+    seed: 11,
   },
   {
     name: 'pending-not-rescheduled',
@@ -122,7 +122,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'const seen = await recheck();',
     replace: "const seen = 'not-found' as 'not-found' | Awaited<ReturnType<RecheckStatus>>; void recheck;",
-    seed: 846,
+    seed: 1591,
   },
   {
     name: 'takeover-grace-0',
@@ -130,7 +130,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journaled-initiate.ts',
     find: '    referenceId,\n    NOT_FOUND_GRACE_MS,\n',
     replace: '    referenceId,\n    0,\n',
-    seed: 296,
+    seed: 99,
   },
   {
     name: 'not-sent-after-one-attempt',
@@ -147,7 +147,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journaled-initiate.ts',
     find: 'if (!touched.applied || touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
     replace: 'if (touched.record === undefined) throw new OvertakenError(referenceId, touched.record);',
-    seed: 16,
+    seed: 31,
   },
   {
     name: 'bare-404-evidence',
@@ -155,7 +155,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/not-found-evidence.ts',
     find: '  async judge(error: NotFoundError): Promise<void> {\n',
     replace: '  async judge(error: NotFoundError): Promise<void> {\n    if (error.status === 404) return;\n',
-    seed: 9,
+    seed: 252,
   },
   {
     name: 'watch-ignored',
@@ -163,7 +163,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: 'if (journalNow >= byJournal && watchedMs >= waitMs) return',
     replace: 'if (journalNow >= byJournal) return',
-    seed: 4,
+    seed: 9,
   },
   {
     name: 'missing-window-zero',
@@ -179,7 +179,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/journaled-initiate.ts',
     find: 'return issuedAt + call.attemptTimeoutMs;',
     replace: 'return monotonicNow() + call.attemptTimeoutMs;',
-    seed: 5,
+    seed: 7,
   },
   {
     name: 'contradiction-told-once',
@@ -195,7 +195,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: "  return { kind: 'contradiction', change: marked ? undefined : markContradiction(record, answer, by), statusText: answer.statusText };",
     replace: "  return { kind: 'contradiction', change: undefined, statusText: answer.statusText };",
-    seed: 38,
+    seed: 45,
   },
   {
     name: 'window-read-short',
@@ -203,7 +203,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/journal.ts',
     find: "return typeof window === 'number' && window >= 0 ? window : UNKNOWN_SEND_WINDOW_MS;",
     replace: "return typeof window === 'number' && window >= 0 ? window - 1_000 : UNKNOWN_SEND_WINDOW_MS;",
-    seed: 44,
+    seed: 133,
   },
   {
     name: 'watch-wall-clock',
@@ -211,7 +211,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/record-watch.ts',
     find: '    const now = performance.now();',
     replace: '    const now = Date.now();',
-    seed: 433,
+    seed: 100,
   },
   {
     name: 'watch-not-restarted',
@@ -219,7 +219,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/record-watch.ts',
     find: '    if (seen !== undefined && seen.version === record.version && seen.updatedAt === record.updatedAt) return Math.max(0, now - seen.at);',
     replace: '    if (seen !== undefined) return Math.max(0, now - seen.at);',
-    seed: 4,
+    seed: 25,
   },
   {
     name: 'journal-measure-process-clock',
@@ -227,7 +227,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/journal/state-machine.ts',
     find: '    const bound = verdictBound(record, watchedMs, Date.parse(await journal.now()), graceMs);',
     replace: '    const bound = verdictBound(record, watchedMs, Date.now(), graceMs);',
-    seed: 3,
+    seed: 7,
   },
   {
     name: 'budget-spends-to-lease-end',
@@ -243,7 +243,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/deployment.ts',
     find: '    if (theirs === undefined) return undefined;',
     replace: '    if (theirs === undefined || theirs !== undefined) return undefined;',
-    seed: 1,
+    seed: 16,
   },
   {
     name: 'resend-past-duplicate-memory',
@@ -251,7 +251,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/resend.ts',
     find: '  if (!Number.isFinite(ageMs) || ageMs >= rule.duplicateMemoryMs) return undefined;',
     replace: '  if (!Number.isFinite(ageMs)) return undefined;',
-    seed: 174,
+    seed: 393,
   },
   {
     name: 'bare-duplicate-evidence',
@@ -259,7 +259,7 @@ export const SLIPS: readonly Slip[] = [
     file: 'src/collections/duplicate-answer.ts',
     find: '  return isDuplicateReference(error) && (error as AnswerData).serviceEnvelope === true;',
     replace: '  return isDuplicateReference(error);',
-    seed: 1,
+    seed: 24,
   },
 ];
 
