@@ -9,6 +9,7 @@
 import { ApiError } from '../core/errors.js';
 import type { Instrumentation, SettlementWorkerEvent, SettlementWorkerView } from '../core/instrumentation.js';
 import type { LevelLogger } from '../core/logger.js';
+import { monotonicNow } from '../core/monotonic.js';
 import { isOpenPaymentState, OPEN_PAYMENT_STATES, type PaymentJournal, type PaymentRecord } from '../journal/journal.js';
 import { startSettlementWorker } from './settlement-worker.js';
 import type { SettlementWorker, SettlementWorkerContext, SettlementWorkerOptions } from './settlement-worker-options.js';
@@ -19,7 +20,11 @@ type Check = SettlementWorkerContext['check'];
 export class WorkerMonitor {
   readonly #journal: PaymentJournal;
   readonly #leased = new Set<string>();
-  /** End times of the checks of the last second, oldest first (for the budget used). */
+  /**
+   * End times of the checks of the last second (`monotonicNow()`), oldest first (for the budget used). Durations and
+   * this window are measured on the monotonic clock: a step of the wall clock would report a negative check, or an
+   * hour-long one, and empty or freeze the window.
+   */
   readonly #recentChecks: number[] = [];
   #listener: ((event: SettlementWorkerEvent) => void) | undefined;
   readonly #logger: LevelLogger;
@@ -90,7 +95,7 @@ export class WorkerMonitor {
   /** The status check, timed and reported. */
   check(check: Check): Check {
     return async (referenceId, timeoutMs, signal, beforeSend) => {
-      const started = Date.now();
+      const started = monotonicNow();
       let status: number | undefined;
       try {
         const result = await check(referenceId, timeoutMs, signal, beforeSend);
@@ -100,7 +105,7 @@ export class WorkerMonitor {
         status = error instanceof ApiError ? error.status : undefined;
         throw error;
       } finally {
-        const now = Date.now();
+        const now = monotonicNow();
         this.#recentChecks.push(now);
         this.#forgetBefore(now - 1000);
         this.#emit({ type: 'check', status, durationMs: now - started });
@@ -114,6 +119,7 @@ export class WorkerMonitor {
     return async (record) => {
       await given?.(record);
       const createdAt = Date.parse(record.createdAt);
+      // An age: the journal's clock (`createdAt`) against this machine's wall clock, the only two that compare.
       this.#emit({ type: 'settled', state: record.state, latencyMs: Number.isNaN(createdAt) ? 0 : Math.max(0, Date.now() - createdAt) });
     };
   }
@@ -126,7 +132,7 @@ export class WorkerMonitor {
       openPayments: () => this.#openPayments(),
       leasedPayments: () => this.#leased.size,
       budgetUsed: () => {
-        this.#forgetBefore(Date.now() - 1000);
+        this.#forgetBefore(monotonicNow() - 1000);
         return Math.min(1, this.#recentChecks.length / requestsPerSecond);
       },
     };
