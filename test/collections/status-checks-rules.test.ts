@@ -186,4 +186,16 @@ describe('the status request', () => {
     expect(await rejectionOf(client.checkStatus(other))).toBeInstanceOf(NotFoundError);
     expect(requests.map((request) => request.path)).toEqual([`/v1/collections/check/${REFERENCE_ID}`, `/v1/collections/check/${other}`]);
   });
+
+  it('a word the poll settles on by its own settledStatuses is not warned about; checkStatus warns about it once', async () => {
+    server.use(http.get(CHECK_URL, () => HttpResponse.json({ success: true, data: { referenceId: REFERENCE_ID, statusText: 'Cleared' } })));
+    const warnings: string[] = [];
+    const logger: Logger = { debug() {}, info() {}, warn: (message: string) => warnings.push(message), error() {} };
+    const client = collectionsClient({ logger, logLevel: 'warn' });
+    expect(await client.pollUntilSettled(REFERENCE_ID, { settledStatuses: ['cleared'] })).toMatchObject({ statusText: 'Cleared' });
+    expect(warnings).toEqual([]);
+    await client.checkStatus(REFERENCE_ID);
+    await client.checkStatus(REFERENCE_ID);
+    expect(warnings).toEqual([expect.stringContaining('answered status "Cleared", which statusWords does not name')]);
+  });
 });
