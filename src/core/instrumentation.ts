@@ -56,7 +56,7 @@ export interface WorkerCheckEvent {
   readonly type: 'check';
   /** The HTTP status, or `undefined` when no response came. */
   readonly status: number | undefined;
-  /** How long the check took, in milliseconds. */
+  /** How long the check took, in milliseconds (on the monotonic clock: a step of the wall clock does not change it). */
   readonly durationMs: number;
 }
 
