@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WrongBaseUrlError } from '../../src/collections/not-found-evidence.ts';
+import { withRequestId } from '../../src/collections/request-id.ts';
 import type { CollectionStatus } from '../../src/collections/schemas.ts';
 import { type SettlementWorkerOptions, startSettlementWorker } from '../../src/collections/settlement-worker.ts';
 import { StatusWords } from '../../src/collections/status-words.ts';
@@ -154,6 +155,17 @@ describe('a final status', () => {
     await worker.stop();
   });
 
+  it("given to onSettled exactly as the journal then holds it: the answer's request id stays in the history", async () => {
+    const world = await oneBy((_, id) => withRequestId(status(id, 'failed'), 'req-7'), 'pending');
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    await worker.stop();
+    const stored = (await world.record()) as PaymentRecord;
+    expect(world.settled).toStrictEqual([{ ...stored, updatedAt: world.settled[0]?.updatedAt }]);
+    expect(Object.keys(world.settled[0] as PaymentRecord)).not.toContain('requestId');
+    expect((await world.journal.history(world.referenceId)).at(-1)).toMatchObject({ to: 'failed', requestId: 'req-7' });
+  });
+
   it('settled meanwhile by someone else: nothing delivered, the journal keeps their outcome', async () => {
     const world = await settledTheOtherWayMeanwhile();
     const worker = world.start();
@@ -239,6 +251,8 @@ describe('a failed check', () => {
     expect((world.checks[1] as number) - (world.checks[0] as number)).toBeGreaterThanOrEqual(5_000);
     expect((world.checks[1] as number) - (world.checks[0] as number)).toBeLessThan(6_000);
     expect(world.lines('error')).toEqual([expect.stringContaining('asked to wait longer than maxRetryAfterMs')]);
+    // The line's fields say what was asked and what holds instead.
+    expect(world.sinks.error.mock.calls[0]?.[1]).toEqual({ retryAfterMs: 3_600_000, maxRetryAfterMs: 5_000 });
     expect(world.lines('warn')).toContainEqual(expect.stringContaining('rate limited; pausing every check'));
     await worker.stop();
   });
@@ -297,6 +311,8 @@ describe('a failed check', () => {
     await vi.advanceTimersByTimeAsync(9_900);
     expect(refused.checks).toHaveLength(1);
     expect(refused.lines('error')).toEqual([expect.stringContaining(`status check of ${refused.referenceId} failed; still waiting`)]);
+    // The reason is the failure's own message, a field of the line.
+    expect(refused.sinks.error.mock.calls[0]?.[1]).toEqual({ reason: 'bad key' });
     await vi.advanceTimersByTimeAsync(200);
     expect(refused.checks).toHaveLength(2);
     await second.stop();
