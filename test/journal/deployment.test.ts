@@ -10,6 +10,7 @@ import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { showLines } from '../../src/cli/journal.js';
 import { clientFromEnvironment } from '../../src/cli/shared.js';
+import { ClientDeployment, DeploymentMismatchError, keyIdentity } from '../../src/collections/deployment.js';
 import {
   type CollectionsClient,
   type CollectionsClientOptions,
@@ -419,6 +420,8 @@ describe('key rotation: routine, never strands a record', () => {
 
   it.each([
     [{ account: '' }, /account must be a non-empty string/],
+    [{ account: '   ' }, /account must be a non-empty string/],
+    [{ account: 7 as unknown as string }, /account must be a non-empty string/],
     [{ account: 'acme\nproduction' }, /account must not contain control characters/],
     [{ account: 'a'.repeat(101) }, /account must be at most 100 characters long/],
     [{ formerAccounts: ['key:0123456789abcdef', '\u202eevil'] }, /formerAccounts\[1\] must not contain control characters/],
@@ -426,6 +429,10 @@ describe('key rotation: routine, never strands a record', () => {
   ])('a bad option %j is a ConfigurationError naming it, before any request', (options, message) => {
     expect(() => collectionsClient(options)).toThrow(message);
     expect(() => collectionsClient(options)).toThrow(ConfigurationError);
+  });
+
+  it('an account of exactly 100 characters is accepted', () => {
+    expect(() => collectionsClient({ account: 'a'.repeat(100) })).not.toThrow();
   });
 });
 
@@ -481,5 +488,59 @@ describe('a wrong base URL (not the service at all)', () => {
     } finally {
       await worker.stop();
     }
+  });
+});
+
+/** The deployment check itself (one per client): the identities it remembers, when it asks the key function. */
+describe('ClientDeployment', () => {
+  const record = (account: string, baseUrl = PRODUCTION) => ({
+    referenceId: REFERENCE_ID,
+    state: 'unknown' as const,
+    deployment: { baseUrl, account },
+  });
+  const keys = Array.from({ length: 66 }, (_, index) => `tap_test_key_rotation_${String(index).padStart(3, '0')}`);
+
+  it('remembers the last 64 keys a key function returned, the one used last the newest: older ones are another account', async () => {
+    const source = () => keys[0] as string;
+    let current = keys[0] as string;
+    const deployment = new ClientDeployment(PRODUCTION, {}, source, async () => current);
+    const identities = await Promise.all(keys.map((key) => keyIdentity(key)));
+    // keys 0..63: 64 identities, the first still remembered.
+    for (const key of keys.slice(0, 64)) deployment.noteKey(key);
+    current = keys[63] as string;
+    expect(await deployment.mismatch(record(identities[0] as string))).toBeUndefined();
+    // Key 0 used again, then a 65th key: the one not used for longest (key 1) is forgotten, not key 0.
+    deployment.noteKey(keys[0] as string);
+    deployment.noteKey(keys[64] as string);
+    current = keys[64] as string;
+    // What the client writes now waits for the keys noted before: the 65th is the current one.
+    expect(await deployment.current()).toEqual({ baseUrl: PRODUCTION, account: identities[64] });
+    expect(await deployment.mismatch(record(identities[0] as string))).toBeUndefined();
+    expect(await deployment.mismatch(record(identities[1] as string))).toBeInstanceOf(DeploymentMismatchError);
+  });
+
+  it('a record of a key being noted is recognized without asking the key function', async () => {
+    let asked = 0;
+    const deployment = new ClientDeployment(PRODUCTION, {}, API_KEY, async () => {
+      asked++;
+      return API_KEY;
+    });
+    deployment.noteKey(API_KEY);
+    expect(await deployment.mismatch(record(await keyIdentity(API_KEY)))).toBeUndefined();
+    expect(asked).toBe(0);
+  });
+
+  it('names the remedy by the mismatch: another base URL is settled there; the same one with another key, by declaring it', async () => {
+    const deployment = new ClientDeployment(SANDBOX, {}, API_KEY, async () => API_KEY);
+    const elsewhere = await deployment.mismatch(record('key:0123456789abcdef'));
+    expect(elsewhere).toBeInstanceOf(ConfigurationError);
+    expect(elsewhere?.name).toBe('ConfigurationError');
+    expect(elsewhere?.message).toContain(
+      'Settle it with a client configured for that deployment (baseUrl / COLLECTIONS_BASE_URL and its API key).',
+    );
+    expect(elsewhere?.message).not.toContain('formerAccounts');
+    const rotated = await deployment.mismatch(record('key:0123456789abcdef', SANDBOX));
+    expect(rotated?.message).toContain("formerAccounts: ['key:0123456789abcdef']");
+    expect(rotated?.message).not.toContain('Settle it with a client configured for that deployment');
   });
 });
