@@ -88,6 +88,18 @@ describe('NotFoundEvidence.judge: which 404 is evidence', () => {
     }
   });
 
+  it('the error names the base URL that does not answer as the service, when the client gave one', async () => {
+    const named = await new NotFoundEvidence(ok, 'https://collections.example.test')
+      .judge(bareNotFound('Not Found'))
+      .catch((caught: unknown) => caught);
+    expect((named as Error).message).toMatch(
+      /^CollectionsClient: the base URL does not answer as the Collections API \(https:\/\/collections\.example\.test\): a status check/,
+    );
+    expect((named as WrongBaseUrlError).baseUrl).toBe('https://collections.example.test');
+    const unnamed = await new NotFoundEvidence(ok).judge(bareNotFound('Not Found')).catch((caught: unknown) => caught);
+    expect((unnamed as Error).message).toMatch(/^CollectionsClient: the base URL does not answer as the Collections API: a status check/);
+  });
+
   it.each([
     ['no body', undefined, 'an empty body'],
     ['an empty text', '', 'an empty body'],
