@@ -10,6 +10,25 @@ import { LevelLogger } from '../../src/core/logger.js';
 import { ConfigurationError } from '../../src/index.js';
 import { collectionsClient } from '../helpers/collections.js';
 
+describe('the default status words (the contract: CollectionsClientOptions.statusWords)', () => {
+  it.each([
+    ['successful', 'successful'],
+    ['success', 'successful'],
+    ['completed', 'successful'],
+    ['failed', 'failed'],
+    ['cancelled', 'failed'],
+    ['canceled', 'failed'],
+    ['expired', 'failed'],
+    ['declined', 'failed'],
+    ['pending', 'pending'],
+    ['processing', 'pending'],
+  ] as const)('"%s" means %s, in any case and with spaces around it', (word, meaning) => {
+    const words = new StatusWords();
+    expect(words.meaningOf(word)).toBe(meaning);
+    expect(words.meaningOf(` ${word.toUpperCase()} `)).toBe(meaning);
+  });
+});
+
 describe('the option statusWords is checked at construction', () => {
   it.for([
     ['done', 'statusWords must be an object'],
