@@ -943,3 +943,40 @@ describe('KeyBudget (a process’s share)', () => {
     expect(service.rateLimited / service.arrivals.length).toBeLessThan(0.02);
   });
 });
+
+describe('KeyBudget.take: a wait that ends without a token', () => {
+  it('ends at its deadline (TimeoutError) or its signal (the reason), and the requests left waiting are served after it', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const budget = new KeyBudget(new MemoryJournal(), 'k', 1, 10_000, OFF);
+    const first = budget.take('other', undefined, undefined);
+    await vi.advanceTimersByTimeAsync(10);
+    await first;
+    // The one token of this window is spent: the next requests wait.
+    const stop = new AbortController();
+    const outcomes: string[] = [];
+    const from = Date.now();
+    const settle = (name: string, waiting: Promise<void>) =>
+      waiting.then(
+        () => outcomes.push(`${name} sent at ${Date.now() - from}`),
+        (error: Error) => outcomes.push(`${name} ${error.name} at ${Date.now() - from}`),
+      );
+    const timed = settle('timed', budget.take('other', undefined, performance.now() + 300));
+    const aborted = settle('aborted', budget.take('other', stop.signal, undefined));
+    const patient = settle('patient', budget.take('other', undefined, undefined));
+    await vi.advanceTimersByTimeAsync(100);
+    stop.abort(new DOMException('the caller gave up', 'AbortError'));
+    await vi.advanceTimersByTimeAsync(299);
+    expect(outcomes).toEqual(['aborted AbortError at 100', 'timed TimeoutError at 300']);
+    budget.observe(200);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all([timed, aborted, patient]);
+    // The patient request took the next token: the two that left took none.
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes[2]).toMatch(/^patient sent at \d+$/);
+    expect(Number(outcomes[2]?.split(' ').at(-1))).toBeLessThan(2_500);
+    // An aborted signal with no token free: refused at once, nothing queued.
+    const gone = new AbortController();
+    gone.abort(new DOMException('already gone', 'AbortError'));
+    expect(() => budget.take('other', gone.signal, undefined)).toThrow('already gone');
+  });
+});
