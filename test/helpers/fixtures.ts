@@ -49,3 +49,14 @@ export function customerQuery(input: CustomerQueryInput, overrides: Partial<Cust
 export function tapError(status: number, error: string, message: string) {
   return { success: false, message, code: status, error };
 }
+
+/** A journal record as `initiate` first writes it, without its `referenceId`: the rows of the SQLite tests. */
+export const INITIATING_RECORD = {
+  state: 'initiating' as const,
+  productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
+  amount: 10,
+  currency: 'ZMW',
+  phoneNumber: '260*******56',
+  fingerprint: 'f',
+  sendWindowMs: 1000,
+};

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../src/sqlite/index.js';
 import { listQuery } from '../../src/sqlite/schema.js';
 import { checkPaymentJournal } from '../../src/testing/index.js';
+import { INITIATING_RECORD } from '../helpers/fixtures.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'tap-journal-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -214,13 +215,7 @@ PRAGMA user_version = 1;
     const warnings: unknown[][] = [];
     const journal = new SqliteJournal(file, { logger: { warn: (...args: unknown[]) => warnings.push(args) } });
     const base = {
-      state: 'initiating' as const,
-      productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
-      amount: 10,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'f',
-      sendWindowMs: 1000,
+      ...INITIATING_RECORD,
       deployment: { baseUrl: 'https://collections.example.com', account: 'acct-1' },
       sealedPhoneNumber: 'v1.sealed',
     };

@@ -10,19 +10,10 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { NewPaymentRecord } from '../../src/index.js';
 import { RowReader } from '../../src/journal/record-row.js';
 import { SqliteJournal } from '../../src/sqlite/index.js';
+import { INITIATING_RECORD } from '../helpers/fixtures.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'tap-rows-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
-const base = {
-  state: 'initiating' as const,
-  productId: '3f6b1f84-3d3c-4a4e-9d59-0d4b3f1c2a10',
-  amount: 10,
-  currency: 'ZMW',
-  phoneNumber: '260*******56',
-  fingerprint: 'f',
-  sendWindowMs: 1000,
-};
 
 let files = 0;
 /** A journal on a new file holding one record, a raw connection to change its row, and the warnings it said. */
@@ -31,7 +22,7 @@ async function journalWithRow(record: Partial<NewPaymentRecord> = {}, warn?: (..
   const warnings: unknown[][] = [];
   const journal = new SqliteJournal(file, { logger: { warn: warn ?? ((...args: unknown[]) => warnings.push(args)) } });
   const referenceId = globalThis.crypto.randomUUID();
-  await journal.insert({ ...base, ...record, referenceId } as NewPaymentRecord);
+  await journal.insert({ ...INITIATING_RECORD, ...record, referenceId } as NewPaymentRecord);
   const { DatabaseSync } = await import('node:sqlite');
   const raw = new DatabaseSync(file);
   const set = (assignments: string, ...values: (string | number | null)[]) =>
@@ -122,7 +113,7 @@ describe('a row that cannot be read is refused with its reason, never read as a 
   it('is reported once per journal object, however often it is read, and each unreadable row once', async () => {
     const { journal, raw, referenceId, warnings, set } = await journalWithRow();
     const other = globalThis.crypto.randomUUID();
-    await journal.insert({ ...base, referenceId: other });
+    await journal.insert({ ...INITIATING_RECORD, referenceId: other });
     set('state = ?', 'settled');
     raw
       .prepare(`UPDATE tap_payment_journal SET state = 'settled', version = version + 1, writes = writes + 1 WHERE reference_id = ?`)
@@ -179,7 +170,7 @@ describe('a row read back', () => {
     ]) {
       expect(read, field).not.toHaveProperty(field);
     }
-    const { sendWindowMs: _window, ...written } = base;
+    const { sendWindowMs: _window, ...written } = INITIATING_RECORD;
     expect(read).toMatchObject({ ...written, referenceId, version: 1 });
     raw.close();
     await journal.close();
@@ -196,7 +187,7 @@ describe('a row read back', () => {
       sealedPhoneNumber: 'v1.sealed',
     };
     const { journal, raw, referenceId } = await journalWithRow(full);
-    expect(await journal.get(referenceId)).toMatchObject({ ...base, ...full, referenceId });
+    expect(await journal.get(referenceId)).toMatchObject({ ...INITIATING_RECORD, ...full, referenceId });
     raw.close();
     await journal.close();
   });
@@ -219,10 +210,10 @@ describe('a row read back', () => {
     const record = reader.read({
       reference_id: referenceId,
       state: 'rejected',
-      product_id: base.productId,
+      product_id: INITIATING_RECORD.productId,
       amount: '10',
       currency: 'ZMW',
-      phone_number: base.phoneNumber,
+      phone_number: INITIATING_RECORD.phoneNumber,
       narration: null,
       fingerprint: 'f',
       created_at: at,

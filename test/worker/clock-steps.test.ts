@@ -62,6 +62,20 @@ async function otherWorkerLeases(journal: MemoryJournal): Promise<string[]> {
   return (await journal.lease({ owner: 'another-worker', leaseMs: LEASE_MS, limit: 100 })).map((record) => record.referenceId);
 }
 
+/** The pause between a payment's checks in these tests: the schedule a step of the wall clock must not change. */
+const PAUSE_MS = 1_000;
+
+/** A worker checking every payment every {@link PAUSE_MS}, with short leases and scans. */
+function startOnSchedule(context: SettlementWorkerContext) {
+  return startSettlementWorker(context, {
+    initialDelayMs: 0,
+    leaseMs: LEASE_MS,
+    intervalMs: PAUSE_MS,
+    maxIntervalMs: PAUSE_MS,
+    scanIntervalMs: 100,
+  });
+}
+
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'], now: new Date('2026-11-21T10:00:00.000Z') });
 });
@@ -72,14 +86,7 @@ afterEach(() => {
 describe('settlement worker under a step of its wall clock', () => {
   it('still renews its leases in time when its wall clock steps back by more than a lease, and keeps checking on schedule', async () => {
     const { journal, ids, checks, context } = await world(5);
-    const pauseMs = 1_000;
-    const worker = startSettlementWorker(context, {
-      initialDelayMs: 0,
-      leaseMs: LEASE_MS,
-      intervalMs: pauseMs,
-      maxIntervalMs: pauseMs,
-      scanIntervalMs: 100,
-    });
+    const worker = startOnSchedule(context);
     await vi.advanceTimersByTimeAsync(500);
     expect(new Set(checks.map((check) => check.referenceId))).toEqual(new Set(ids));
     vi.setSystemTime(Date.now() - 10 * LEASE_MS);
@@ -93,21 +100,14 @@ describe('settlement worker under a step of its wall clock', () => {
     for (const id of ids) {
       const after = checks.filter((check) => check.referenceId === id && check.at > stepAt).map((check) => check.at);
       expect(after.length, id).toBeGreaterThan(0);
-      expect((after[0] as number) - stepAt, id).toBeLessThanOrEqual(pauseMs * 1.1);
+      expect((after[0] as number) - stepAt, id).toBeLessThanOrEqual(PAUSE_MS * 1.1);
     }
     await worker.stop();
   });
 
   it('neither checks early nor drops its leases when its wall clock steps forward', async () => {
     const { journal, ids, checks, context } = await world(5);
-    const pauseMs = 1_000;
-    const worker = startSettlementWorker(context, {
-      initialDelayMs: 0,
-      leaseMs: LEASE_MS,
-      intervalMs: pauseMs,
-      maxIntervalMs: pauseMs,
-      scanIntervalMs: 100,
-    });
+    const worker = startOnSchedule(context);
     await vi.advanceTimersByTimeAsync(50);
     const first = new Map(checks.map((check) => [check.referenceId, check.at]));
     expect(new Set(first.keys())).toEqual(new Set(ids));
@@ -121,7 +121,7 @@ describe('settlement worker under a step of its wall clock', () => {
     for (const id of ids) {
       const again = checks.filter((check) => check.referenceId === id && check.at > (first.get(id) as number)).map((check) => check.at);
       expect(again.length, id).toBeGreaterThan(0);
-      expect((again[0] as number) - (first.get(id) as number), id).toBeGreaterThanOrEqual(pauseMs * 0.9);
+      expect((again[0] as number) - (first.get(id) as number), id).toBeGreaterThanOrEqual(PAUSE_MS * 0.9);
     }
     await worker.stop();
   });
