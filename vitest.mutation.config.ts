@@ -42,6 +42,8 @@ export default defineConfig({
       'test/worker/budget-and-queue.test.ts',
       // The key's shared budget on virtual time (the journal's arithmetic, a process's share, 'adaptive').
       'test/worker/shared-budget.test.ts',
+      // A process's share rule by rule (shared-budget.ts): when a token frees, what a renewal reports and asks for.
+      'test/worker/shared-budget-rules.test.ts',
       'test/worker/settlement-decisions.test.ts',
       'test/core/connection-failure.test.ts',
       'test/core/retry-policy.test.ts',
