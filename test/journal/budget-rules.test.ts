@@ -1,0 +1,219 @@
+/**
+ * The journal's budget arithmetic (src/journal/budget.ts), rule by rule: the request a store refuses and why, a new
+ * key's state, a holder stored by an earlier build, releasing a share, the fair shares at their edges. The shares among
+ * holders over time are in test/worker/shared-budget.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { SHARED_WINDOW_MS } from '../../src/collections/shared-budget.ts';
+import {
+  ADAPTIVE_START_RATE,
+  allocateBudget,
+  type BudgetRequest,
+  type BudgetState,
+  budgetRequestProblem,
+  createReserve,
+  fairShares,
+  handedOut,
+  newBudgetState,
+} from '../../src/journal/budget.ts';
+
+const request: BudgetRequest = {
+  key: 'k',
+  holder: 'a',
+  limit: 20,
+  keep: 0,
+  want: 5,
+  leaseMs: 8_000,
+  windowMs: SHARED_WINDOW_MS,
+  accepted: 0,
+  rateLimited: 0,
+  saturated: false,
+};
+
+describe('budgetRequestProblem: what a store refuses', () => {
+  it('accepts a request the SDK sends, with every optional field at its edge', () => {
+    expect(budgetRequestProblem(request)).toBeUndefined();
+    expect(
+      budgetRequestProblem({
+        ...request,
+        limit: 'adaptive',
+        leaseMs: 1_001,
+        windowMs: 1_000,
+        creates: false,
+        inUse: 0,
+        since: { event: 0, elapsedMs: 0 },
+        standingReserve: 0,
+        renewal: 0,
+      }),
+    ).toBeUndefined();
+    expect(budgetRequestProblem({ ...request, limit: 1, creates: true, inUse: 2.5, since: { event: 3, elapsedMs: 12.5 } })).toBeUndefined();
+  });
+
+  it.each([
+    ['no request', undefined, 'key must be a non-empty string'],
+    ['a key not text', { key: 7 }, 'key must be a non-empty string'],
+    ['an empty key', { key: '' }, 'key must be a non-empty string'],
+    ['a holder not text', { holder: 7 }, 'holder must be a non-empty string'],
+    ['an empty holder', { holder: '' }, 'holder must be a non-empty string'],
+    ['a limit of 0', { limit: 0 }, 'limit must be ≥ 1 or adaptive'],
+    ['a fractional limit', { limit: 1.5 }, 'limit must be ≥ 1 or adaptive'],
+    ['another word for a limit', { limit: 'auto' }, 'limit must be ≥ 1 or adaptive'],
+    ['a negative keep', { keep: -1 }, 'keep must be a number ≥ 0'],
+    ['an infinite want', { want: Number.POSITIVE_INFINITY }, 'want must be a number ≥ 0'],
+    ['a negative accepted', { accepted: -1 }, 'accepted must be a number ≥ 0'],
+    ['rateLimited not a number', { rateLimited: Number.NaN }, 'rateLimited must be a number ≥ 0'],
+    ['a lease as long as the window', { leaseMs: 1_020 }, 'leaseMs must be longer than windowMs'],
+    ['an infinite lease', { leaseMs: Number.POSITIVE_INFINITY }, 'leaseMs must be longer than windowMs'],
+    ['a window under a second', { windowMs: 999, leaseMs: 5_000 }, 'windowMs must be ≥ 1000'],
+    ['a window not a number', { windowMs: Number.NaN }, 'leaseMs must be longer than windowMs'],
+    ['creates not a boolean', { creates: 'yes' }, 'creates must be a boolean'],
+    ['a negative inUse', { inUse: -0.5 }, 'inUse must be a number ≥ 0'],
+    ['an infinite inUse', { inUse: Number.POSITIVE_INFINITY }, 'inUse must be a number ≥ 0'],
+    [
+      'a fractional since event',
+      { since: { event: 1.5, elapsedMs: 0 } },
+      'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }',
+    ],
+    [
+      'a negative since event',
+      { since: { event: -1, elapsedMs: 0 } },
+      'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }',
+    ],
+    [
+      'an infinite elapsedMs',
+      { since: { event: 1, elapsedMs: Number.POSITIVE_INFINITY } },
+      'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }',
+    ],
+    [
+      'a negative elapsedMs',
+      { since: { event: 1, elapsedMs: -1 } },
+      'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }',
+    ],
+    ['since not an object', { since: 5 }, 'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }'],
+    ['a fractional standing reserve', { standingReserve: 0.5 }, 'standingReserve must be a whole number ≥ 0'],
+    ['a negative standing reserve', { standingReserve: -1 }, 'standingReserve must be a whole number ≥ 0'],
+    ['a fractional renewal', { renewal: 1.5 }, 'renewal must be a whole number ≥ 0'],
+    ['a negative renewal', { renewal: -1 }, 'renewal must be a whole number ≥ 0'],
+  ])('refuses %s', (_, fields, problem) => {
+    const refused = fields === undefined ? undefined : { ...request, ...fields };
+    expect(budgetRequestProblem(refused as unknown as BudgetRequest)).toBe(problem);
+  });
+});
+
+describe('allocateBudget: edges of the arithmetic', () => {
+  it('a new key starts at the adaptive start rate, event 0, no cut yet', () => {
+    expect(newBudgetState(1_234)).toEqual({
+      rate: ADAPTIVE_START_RATE,
+      raisedAt: 1_234,
+      cutAt: Number.NEGATIVE_INFINITY,
+      holders: {},
+      event: 0,
+    });
+    const { state, grant } = allocateBudget(undefined, { ...request, want: 5, renewal: 1 }, 1_234);
+    expect(grant).toEqual({ share: 5, target: 5, limit: 20, holders: 1, event: 1 });
+    expect(state.holders.a).toMatchObject({ share: 5, want: 5, declared: 20, leaseMs: 8_000, leaseElapsed: 0, leaseFrom: 1, renewal: 1 });
+    expect(state.holders.a?.creates).toBe(false);
+  });
+
+  it('a state read back from JSON (no cut yet, no event number) is taken as it was', () => {
+    const saved = JSON.parse(JSON.stringify(allocateBudget(undefined, request, 0).state)) as Omit<BudgetState, 'event'> & { event?: number };
+    expect(saved.cutAt).toBeNull();
+    delete saved.event;
+    const { state, grant } = allocateBudget(saved as BudgetState, { ...request, holder: 'b', since: undefined }, 100);
+    expect(state.cutAt).toBe(Number.NEGATIVE_INFINITY);
+    expect(grant.event).toBe(1);
+    expect(grant.holders).toBe(2);
+  });
+
+  it('a holder stored by an earlier build (no measured lease) counts its lease and cooling in full again from now', () => {
+    const earlier = {
+      rate: 4,
+      raisedAt: 0,
+      cutAt: null,
+      event: 7,
+      holders: { old: { share: 6, want: 6, declared: 20, expiresAt: 5_000, cooling: 2, coolUntil: 1_000 } },
+    } as unknown as BudgetState;
+    const { state } = allocateBudget(earlier, { ...request, holder: 'b', want: 100 }, 50_000);
+    expect(state.holders.old).toMatchObject({
+      share: 6,
+      leaseMs: 8_000,
+      leaseElapsed: 0,
+      leaseFrom: 8,
+      coolMs: 1_020,
+      coolElapsed: 0,
+      coolFrom: 8,
+      cooling: 2,
+    });
+    // The old holder's 6 and its 2 cooling still count: b grows into the rest only (less the standing reserve: none sent).
+    expect(state.holders.b?.share).toBe(12);
+    expect(handedOut(state)).toBe(20);
+  });
+
+  it('a holder that releases its share keeps nothing: what it may have spent cools, the rest is free at once', () => {
+    let { state } = allocateBudget(undefined, { ...request, want: 10 }, 0);
+    ({ state } = allocateBudget(state, { ...request, holder: 'b', want: 100, since: { event: 1, elapsedMs: 10 } }, 10));
+    expect(state.holders.b?.share).toBe(10);
+    const released = allocateBudget(
+      state,
+      { ...request, keep: 10, want: 10, release: true, inUse: 4, since: { event: 1, elapsedMs: 20 } },
+      20,
+    );
+    expect(released.grant).toMatchObject({ share: 0, target: 0 });
+    expect(released.state.holders.a).toMatchObject({ share: 0, want: 0, cooling: 4, creates: false });
+    expect(released.state.holders.a?.leaseElapsed).toBe(released.state.holders.a?.leaseMs);
+    expect(handedOut(released.state)).toBe(14);
+    // Nothing in use: the holder is gone at once.
+    const idle = allocateBudget(state, { ...request, keep: 10, want: 10, release: true, inUse: 0, creates: true }, 20);
+    expect(idle.state.holders.a).toBeUndefined();
+    expect(handedOut(idle.state)).toBe(10);
+  });
+
+  it('the standing reserve is at most the limit less one, and none below 5 per second', () => {
+    const grant = (limit: number, standingReserve: number) =>
+      allocateBudget(undefined, { ...request, limit, want: 100, standingReserve }, 0).grant.share;
+    expect(grant(10, 1)).toBe(9);
+    expect(grant(10, 3)).toBe(7);
+    expect(grant(10, 50)).toBe(1);
+    expect(grant(5, 1)).toBe(4);
+    expect(grant(4, 1)).toBe(4);
+    expect(grant(10, 1.7)).toBe(9);
+    // A till takes it at its first renewal.
+    expect(allocateBudget(undefined, { ...request, limit: 10, want: 100, standingReserve: 1, creates: true }, 0).grant.share).toBe(10);
+  });
+
+  it('fair shares of nothing, of demands all met, and of fractional turns', () => {
+    expect([...fairShares(0, [['a', 3]])]).toEqual([['a', 0]]);
+    expect([...fairShares(10, [])]).toEqual([]);
+    expect(
+      [
+        ...fairShares(10, [
+          ['b', 2],
+          ['a', 3],
+        ]),
+      ].sort(),
+    ).toEqual([
+      ['a', 3],
+      ['b', 2],
+    ]);
+    // Equal demands: ordered by id, the remainder to the first.
+    expect([
+      ...fairShares(5, [
+        ['b', 9],
+        ['a', 9],
+      ]),
+    ]).toEqual([
+      ['a', 3],
+      ['b', 2],
+    ]);
+    // A negative or fractional turn is the first turn.
+    const wants = [
+      ['a', 5],
+      ['b', 5],
+      ['c', 5],
+    ] as const;
+    expect(fairShares(1, wants, -3)).toEqual(fairShares(1, wants, 0));
+    expect(fairShares(1, wants, 1.9)).toEqual(fairShares(1, wants, 1));
+    expect([...fairShares(1, wants, 1)].filter(([, share]) => share === 1)).toEqual([['b', 1]]);
+    expect(createReserve(4.9)).toBe(0);
+  });
+});
