@@ -421,3 +421,90 @@ describe('KeyBudget: what a renewal asks for', () => {
     expect(wants.find(([at]) => at === 11_025)).toEqual([11_025, 10, false]);
   });
 });
+
+describe('KeyBudget: giving back a share above the fair one', () => {
+  /** Grants 10 at the first three renewals, then a fair share of `target` (the journal still counting what is kept). */
+  function loweredJournal(target: number) {
+    return scriptedJournal((request, index) =>
+      index <= 3 ? 10 : { share: Math.max(request.keep, target), target, limit: 10, holders: 2 },
+    );
+  }
+
+  it('stops spending the excess at once and gives it back once no more than its fair share was spent within a window', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = loweredJournal(4);
+    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(4_600)]);
+    // Renewals at 0, 1 025, 3 025, 5 025. Eight requests from 4 600, one every 50 ms; the last one still in flight.
+    for (let index = 0; index < 8; index++) {
+      await budget.take('other');
+      if (index < 7) budget.observe(200);
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    await vi.advanceTimersByTimeAsync(5_025 - Date.now());
+    expect(renewals.at(-1)?.at).toBe(5_025);
+    // Told a fair share of 4 at 5 025: it spends 4 from then on.
+    expect(budget.state).toMatchObject({ share: 4, target: 4 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    // Three of its 4 tokens may be spent by the one in flight; 7 were answered from 4 600 to 4 900: once the fourth
+    // newest of them (4 750) left the window, 3 answered ones and the one in flight are within it.
+    expect(renewals.slice(4).map(({ at, request }) => [at, request.keep, request.inUse])).toEqual([[4_750 + 1_021, 4, 4]]);
+  });
+
+  it('with nothing spent recently, gives the excess back a quarter second after the renewal that lowered it', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = loweredJournal(4);
+    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(2_500)]);
+    // Eight at 2 500 (a peak that keeps all 10 at the renewal at 5 025), none within the window before it.
+    for (let index = 0; index < 8; index++) await budget.take('other');
+    for (let index = 0; index < 8; index++) budget.observe(200);
+    await vi.advanceTimersByTimeAsync(2_800);
+    expect(renewals.slice(3).map(({ at, request }) => [at, request.keep])).toEqual([
+      [5_025, 10],
+      // Keeping what it used within the last window and one (nothing): 1.
+      [5_275, 1],
+    ]);
+  });
+
+  it('tokens of requests cut without an answer stay counted by the journal until they may have arrived', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = loweredJournal(2);
+    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(4_900)]);
+    for (let index = 0; index < 7; index++) await budget.take('other');
+    // Six cut at 4 900 (they may reach the service until 6 900); the seventh answered 429 after the renewal at 5 025.
+    for (let index = 0; index < 6; index++) budget.observe(0);
+    await vi.advanceTimersByTimeAsync(130);
+    budget.observe(429);
+    await vi.advanceTimersByTimeAsync(300);
+    // The 429 brings the next renewal to 5 275: it spends 2 (its fair share), the journal keeps counting the 6.
+    expect(renewals.slice(4).map(({ at, request }) => [at, request.keep, request.rateLimited])).toEqual([[5_275, 6, 1]]);
+    expect(budget.state.share).toBe(2);
+  });
+});
+
+describe('KeyBudget: a waiting request', () => {
+  it('wakes the budget when a token frees, not every millisecond', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const budget = new KeyBudget(scriptedJournal(() => 1).journal, 'k', 1, 10_000, OFF);
+    await Promise.all([budget.take('other'), vi.advanceTimersByTimeAsync(100)]);
+    budget.observe(200);
+    await vi.advanceTimersByTimeAsync(100);
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    const waiting = track(budget.take('other'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(waiting.at).toBe(1_120);
+    // Its own wake-up, and the renewal at 1 025 (its timer and the wait for its answer) with the next one's.
+    expect(armed.mock.calls.length).toBeLessThanOrEqual(5);
+    // Every token in flight (none answered yet): it looks again every quarter second until one is answered.
+    const inFlight = track(budget.take('other'));
+    armed.mockClear();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(inFlight.at).toBeUndefined();
+    expect(armed.mock.calls.length).toBeLessThanOrEqual(12);
+    budget.observe(200);
+    await vi.advanceTimersByTimeAsync(1_020);
+    expect(inFlight.at).toBe(3_200 + 1_020);
+  });
+});
