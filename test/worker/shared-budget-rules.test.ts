@@ -13,7 +13,9 @@ import type { PaymentJournal } from '../../src/journal/journal.ts';
 
 const OFF = new LevelLogger(console, 'off');
 
+// The mutation set shares one module graph across files: a spy on the faked setTimeout must go before the fake does.
 afterEach(() => {
+  vi.restoreAllMocks();
   vi.useRealTimers();
 });
 
