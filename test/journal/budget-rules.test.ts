@@ -116,7 +116,9 @@ describe('allocateBudget: edges of the arithmetic', () => {
   });
 
   it('a state read back from JSON (no cut yet, no event number) is taken as it was', () => {
-    const saved = JSON.parse(JSON.stringify(allocateBudget(undefined, request, 0).state)) as Omit<BudgetState, 'event'> & { event?: number };
+    const saved = JSON.parse(JSON.stringify(allocateBudget(undefined, request, 0).state)) as Omit<BudgetState, 'event'> & {
+      event?: number;
+    };
     expect(saved.cutAt).toBeNull();
     delete saved.event;
     const { state, grant } = allocateBudget(saved as BudgetState, { ...request, holder: 'b', since: undefined }, 100);
@@ -166,6 +168,52 @@ describe('allocateBudget: edges of the arithmetic', () => {
     const idle = allocateBudget(state, { ...request, keep: 10, want: 10, release: true, inUse: 0, creates: true }, 20);
     expect(idle.state.holders.a).toBeUndefined();
     expect(handedOut(idle.state)).toBe(10);
+  });
+
+  it('a dead holder’s lease ends on the chained measures of a holder that reports every second', () => {
+    let state: BudgetState | undefined;
+    let event = 0;
+    const renew = (holder: string, fields: Partial<BudgetRequest>, now: number) => {
+      const result = allocateBudget(state, { ...request, holder, want: 100, ...fields }, now);
+      state = result.state;
+      event = result.grant.event;
+      return result.grant;
+    };
+    renew('a', {}, 0);
+    expect(state?.holders.a?.share).toBe(20);
+    renew('b', {}, 0);
+    // b reports each second, measuring from its last answer: 1 000 ms each (0.1 % less counted).
+    const shares: number[] = [];
+    for (let second = 1; second <= 10; second++)
+      shares.push(renew('b', { keep: shares.at(-1) ?? 0, since: { event, elapsedMs: 1_000 } }, second * 1_000).share);
+    // Nine measures of 999 ms make 8 991 ms: past a's lease of 8 000 at the ninth (eight make 7 992).
+    expect(shares).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 20, 20]);
+  });
+
+  it('a measure of no time, or from an event not yet reached, lets no lease run', () => {
+    const first = allocateBudget(undefined, { ...request, want: 100 }, 0);
+    const stated = (since: BudgetRequest['since']) =>
+      allocateBudget(first.state, { ...request, holder: 'b', want: 100, since }, 100_000).state.holders.a?.leaseElapsed;
+    expect(stated({ event: 1, elapsedMs: 0 })).toBe(0);
+    expect(stated({ event: 2, elapsedMs: 100_000 })).toBe(0);
+    // Measured from a's own event: its lease is over, the holder gone.
+    expect(stated({ event: 1, elapsedMs: 100_000 })).toBeUndefined();
+    // A measure from before a holder's lease began does not count for it.
+    const renewedAt2 = allocateBudget(first.state, { ...request, want: 100, since: { event: 1, elapsedMs: 10 } }, 10).state;
+    expect(
+      allocateBudget(renewedAt2, { ...request, holder: 'b', want: 100, since: { event: 1, elapsedMs: 100_000 } }, 100_000).state.holders.a
+        ?.leaseElapsed,
+    ).toBe(0);
+  });
+
+  it('a renewal numbered no higher than the last applied changes nothing and grants nothing', () => {
+    const { state } = allocateBudget(undefined, { ...request, want: 10, renewal: 4 }, 0);
+    for (const renewal of [4, 3]) {
+      const late = allocateBudget(state, { ...request, keep: 0, want: 0, renewal }, 10);
+      expect(late.state).toBe(state);
+      expect(late.grant).toEqual({ share: 0, target: 0, limit: 0, holders: 0, event: 1 });
+    }
+    expect(allocateBudget(state, { ...request, keep: 10, want: 10, renewal: 5 }, 10).grant.event).toBe(2);
   });
 
   it('the standing reserve is at most the limit less one, and none below 5 per second', () => {
