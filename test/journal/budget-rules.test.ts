@@ -265,3 +265,67 @@ describe('allocateBudget: edges of the arithmetic', () => {
     expect(createReserve(4.9)).toBe(0);
   });
 });
+
+describe("allocateBudget: 'adaptive' at its edges", () => {
+  /**
+   * A key learnt at `rate` (429s last came at `ceiling`), bound since 0 by one holder keeping every token, last raised
+   * at `raisedAt` and cut at `cutAt` (journal clock); `a` reports at `now`.
+   */
+  function learnt(fields: { rate: number; ceiling?: number; raisedAt?: number; cutAt?: number }) {
+    const share = Math.floor(fields.rate);
+    const state: BudgetState = {
+      rate: fields.rate,
+      ...(fields.ceiling === undefined ? {} : { ceiling: fields.ceiling }),
+      raisedAt: fields.raisedAt ?? 0,
+      cutAt: fields.cutAt ?? Number.NEGATIVE_INFINITY,
+      bindingSince: 0,
+      event: 1,
+      holders: {
+        a: {
+          share,
+          want: 1_000,
+          declared: 'adaptive',
+          leaseMs: 8_000,
+          leaseElapsed: 0,
+          leaseFrom: 1,
+          cooling: 0,
+          coolMs: SHARED_WINDOW_MS,
+          coolElapsed: 0,
+          coolFrom: 1,
+        },
+      },
+    };
+    return (now: number, report: Partial<BudgetRequest> = {}) =>
+      allocateBudget(state, { ...request, limit: 'adaptive', keep: share, want: 1_000, saturated: true, ...report }, now).state.rate;
+  }
+
+  it.each([
+    // [rate, ceiling, reported at, rate after]
+    ['past the ceiling by a request per second or more: half a request per second per second', 20, 10, 2_000, 21],
+    ['past the ceiling, 1.5 s after the last raise', 20, 10, 1_500, 20.75],
+    ['exactly a request per second past the ceiling', 11, 10, 2_000, 12],
+    ['within a request per second of the ceiling: 0.05 per second per second', 10.5, 10, 2_000, 10.6],
+    ['exactly a request per second under the ceiling', 9, 10, 2_000, 9.1],
+    ['below 90 % of the ceiling: half the gap, at least one', 5, 10, 2_000, 7],
+    ['the climb counts two seconds at most', 20, 10, 60_000, 21],
+  ])('%s', (_, rate, ceiling, now, after) => {
+    expect(learnt({ rate, ceiling })(now)).toBeCloseTo(after, 9);
+  });
+
+  it('raises at most once a second, not within a window of a cut, and only on a report of waiting requests', () => {
+    const report = learnt({ rate: 20, ceiling: 10, raisedAt: 5_000, cutAt: 4_980 });
+    expect(report(5_999)).toBe(20);
+    expect(report(6_000)).toBeCloseTo(20.5, 9);
+    expect(report(6_000, { saturated: false })).toBe(20);
+    const afterCut = learnt({ rate: 20, ceiling: 10, raisedAt: 0, cutAt: 5_000 });
+    expect(afterCut(6_019)).toBe(20);
+    expect(afterCut(6_020)).toBeGreaterThan(20);
+  });
+
+  it('cuts at most once per two windows', () => {
+    const report = learnt({ rate: 20, ceiling: 30, raisedAt: 0, cutAt: 0 });
+    expect(report(2_039, { rateLimited: 1 })).toBe(20);
+    // Cut: the ceiling is what was handed out (20), the rate a fifth under it.
+    expect(report(2_040, { rateLimited: 1 })).toBeCloseTo(16, 9);
+  });
+});
