@@ -1,4 +1,6 @@
 /** Builders of documented payloads, so each test states only what it is about. */
+
+import { SHARED_WINDOW_MS } from '../../src/collections/shared-budget.js';
 import type { CustomerQuery, CustomerQueryInput } from '../../src/index.js';
 
 export const TAP_BASE_URL = 'https://tap.test';
@@ -60,3 +62,16 @@ export const INITIATING_RECORD = {
   fingerprint: 'f',
   sendWindowMs: 1000,
 };
+
+/**
+ * The fields of a shared-budget renewal every test sends alike (a key of 20 per second, the SDK's window, a lease of
+ * 8 s, nothing reported yet): a test adds the holder, what it keeps and wants, and whether its requests waited.
+ */
+export const BUDGET_RENEWAL = {
+  key: 'k',
+  limit: 20,
+  leaseMs: 8_000,
+  windowMs: SHARED_WINDOW_MS,
+  accepted: 0,
+  rateLimited: 0,
+} as const;

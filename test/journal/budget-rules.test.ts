@@ -16,19 +16,9 @@ import {
   handedOut,
   newBudgetState,
 } from '../../src/journal/budget.ts';
+import { BUDGET_RENEWAL } from '../helpers/fixtures.ts';
 
-const request: BudgetRequest = {
-  key: 'k',
-  holder: 'a',
-  limit: 20,
-  keep: 0,
-  want: 5,
-  leaseMs: 8_000,
-  windowMs: SHARED_WINDOW_MS,
-  accepted: 0,
-  rateLimited: 0,
-  saturated: false,
-};
+const request: BudgetRequest = { ...BUDGET_RENEWAL, holder: 'a', keep: 0, want: 5, saturated: false };
 
 describe('budgetRequestProblem: what a store refuses', () => {
   it('accepts a request the SDK sends, with every optional field at its edge', () => {

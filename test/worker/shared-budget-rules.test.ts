@@ -425,18 +425,22 @@ describe('KeyBudget: what a renewal asks for', () => {
 });
 
 describe('KeyBudget: giving back a share above the fair one', () => {
-  /** Grants 10 at the first three renewals, then a fair share of `target` (the journal still counting what is kept). */
-  function loweredJournal(target: number) {
-    return scriptedJournal((request, index) =>
+  /**
+   * A holder of 10 whose journal grants 10 at the first three renewals (0, 1 025, 3 025), then a fair share of
+   * `target` (still counting what the holder keeps); its first request answered at once, the clock run to `until`.
+   */
+  async function loweredAt(target: number, until: number) {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal((request, index) =>
       index <= 3 ? 10 : { share: Math.max(request.keep, target), target, limit: 10, holders: 2 },
     );
+    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(until)]);
+    return { budget, renewals };
   }
 
   it('stops spending the excess at once and gives it back once no more than its fair share was spent within a window', async () => {
-    vi.useFakeTimers({ now: 0 });
-    const { journal, renewals } = loweredJournal(4);
-    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
-    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(4_600)]);
+    const { budget, renewals } = await loweredAt(4, 4_600);
     // Renewals at 0, 1 025, 3 025, 5 025. Eight requests from 4 600, one every 50 ms; the last one still in flight.
     for (let index = 0; index < 8; index++) {
       await budget.take('other');
@@ -454,10 +458,7 @@ describe('KeyBudget: giving back a share above the fair one', () => {
   });
 
   it('with nothing spent recently, gives the excess back a quarter second after the renewal that lowered it', async () => {
-    vi.useFakeTimers({ now: 0 });
-    const { journal, renewals } = loweredJournal(4);
-    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
-    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(2_500)]);
+    const { budget, renewals } = await loweredAt(4, 2_500);
     // Eight at 2 500 (a peak that keeps all 10 at the renewal at 5 025), none within the window before it.
     for (let index = 0; index < 8; index++) await budget.take('other');
     for (let index = 0; index < 8; index++) budget.observe(200);
@@ -470,10 +471,7 @@ describe('KeyBudget: giving back a share above the fair one', () => {
   });
 
   it('tokens of requests cut without an answer stay counted by the journal until they may have arrived', async () => {
-    vi.useFakeTimers({ now: 0 });
-    const { journal, renewals } = loweredJournal(2);
-    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
-    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(4_900)]);
+    const { budget, renewals } = await loweredAt(2, 4_900);
     for (let index = 0; index < 7; index++) await budget.take('other');
     // Six cut at 4 900 (they may reach the service until 6 900); the seventh answered 429 after the renewal at 5 025.
     for (let index = 0; index < 6; index++) budget.observe(0);

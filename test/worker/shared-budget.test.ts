@@ -18,6 +18,7 @@ import {
   handedOut,
 } from '../../src/journal/budget.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
+import { BUDGET_RENEWAL } from '../helpers/fixtures.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 import { maxInAnyWindow } from './windows.ts';
 
@@ -145,15 +146,7 @@ function measuredRenewals() {
   };
 }
 
-const base: Omit<BudgetRequest, 'holder' | 'keep' | 'want'> = {
-  key: 'k',
-  limit: 20,
-  leaseMs: 8_000,
-  windowMs: SHARED_WINDOW_MS,
-  accepted: 0,
-  rateLimited: 0,
-  saturated: true,
-};
+const base: Omit<BudgetRequest, 'holder' | 'keep' | 'want'> = { ...BUDGET_RENEWAL, saturated: true };
 
 describe('allocateBudget (the journal side)', () => {
   it('never hands out more than the limit, counting shares given back within the last window', () => {
