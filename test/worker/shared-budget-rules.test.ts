@@ -508,3 +508,63 @@ describe('KeyBudget: a waiting request', () => {
     expect(inFlight.at).toBe(3_200 + 1_020);
   });
 });
+
+describe('KeyBudget: renewals that start again, and asking again early', () => {
+  it('a request after the renewals stopped, while the share is still valid, goes at once and renews a period after the last', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal(() => 2);
+    const budget = new KeyBudget(journal, 'k', 2, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(12_000)]);
+    // The last renewal, 11 025, was the first sent a lease after the request; its share is valid until 18 005.
+    expect(renewals.at(-1)?.at).toBe(11_025);
+    const late = track(budget.take('other'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(late.at).toBe(12_000);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(renewals.slice(7).map(({ at }) => at)).toEqual([13_025]);
+  });
+
+  it.each([
+    ['one token under a fair share of 8 waits for the steady renewal', 7, 8, 2_000],
+    ['one token under a fair share of 7 asks again once given-back tokens cooled', 6, 7, 1_025],
+    ['two tokens under a fair share of 8 asks again once given-back tokens cooled', 6, 8, 1_025],
+  ])('a holder whose requests wait, %s', async (_, share, target, next) => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal(() => ({ share, target, limit: 20, holders: 2 }));
+    const budget = new KeyBudget(journal, 'k', 20, 10_000, OFF);
+    // Thirty requests wait from the start: it wants more than its fair share.
+    for (let index = 0; index < 30; index++) void budget.take('other').catch(() => undefined);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(renewals.slice(0, 2).map(({ at }) => at)).toEqual([0, next]);
+  });
+
+  it('a create and a check waiting together are both served as tokens free, the create first', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const budget = new KeyBudget(scriptedJournal(() => 1).journal, 'k', 1, 10_000, OFF);
+    await Promise.all([budget.take('other'), vi.advanceTimersByTimeAsync(100)]);
+    budget.observe(200);
+    const check = track(budget.take('other'));
+    const create = track(budget.take('create'));
+    await vi.advanceTimersByTimeAsync(1_020);
+    expect(create.at).toBe(1_120);
+    expect(check.at).toBeUndefined();
+    budget.observe(202);
+    await vi.advanceTimersByTimeAsync(1_020);
+    expect(check.at).toBe(1_120 + 1_020);
+  });
+
+  it('asks for what its busiest window used, not its last', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal(() => 10);
+    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(1_100)]);
+    // Between the renewals at 1 025 and 3 025: 4 at once, then, a window later, 1.
+    for (let index = 0; index < 4; index++) await budget.take('other');
+    for (let index = 0; index < 4; index++) budget.observe(200);
+    await vi.advanceTimersByTimeAsync(1_100);
+    await budget.take('other');
+    budget.observe(200);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(renewals.slice(2, 3).map(({ at, request }) => [at, request.want])).toEqual([[3_025, 6]]);
+  });
+});
