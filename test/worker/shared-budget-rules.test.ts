@@ -470,6 +470,15 @@ describe('KeyBudget: giving back a share above the fair one', () => {
     ]);
   });
 
+  it('with every token of its fair share in flight, gives the excess back once its last answered one left the window', async () => {
+    const { budget, renewals } = await loweredAt(4, 4_600);
+    // Five at 4 600: the first answered at once, four still in flight at the renewal at 5 025.
+    for (let index = 0; index < 5; index++) await budget.take('other');
+    budget.observe(200);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(renewals.slice(4, 5).map(({ at, request }) => [at, request.keep])).toEqual([[4_600 + 1_021, 4]]);
+  });
+
   it('tokens of requests cut without an answer stay counted by the journal until they may have arrived', async () => {
     const { budget, renewals } = await loweredAt(2, 4_900);
     for (let index = 0; index < 7; index++) await budget.take('other');
@@ -522,6 +531,15 @@ describe('KeyBudget: renewals that start again, and asking again early', () => {
     expect(late.at).toBe(12_000);
     await vi.advanceTimersByTimeAsync(2_000);
     expect(renewals.slice(7).map(({ at }) => at)).toEqual([13_025]);
+  });
+
+  it('renews until a renewal is sent a lease after the last request, counted from that request', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal(() => 2);
+    const budget = new KeyBudget(journal, 'k', 2, 10_000, OFF);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(20_000)]);
+    expect(renewals.map(({ at }) => at)).toEqual([5_000, 6_025, 8_025, 10_025, 12_025, 14_025, 16_025]);
   });
 
   it.each([
