@@ -479,6 +479,15 @@ describe('KeyBudget: giving back a share above the fair one', () => {
     expect(renewals.slice(4, 5).map(({ at, request }) => [at, request.keep])).toEqual([[4_600 + 1_021, 4]]);
   });
 
+  it('with exactly its fair share spent within the window, gives the excess back a quarter second after the renewal', async () => {
+    const { budget, renewals } = await loweredAt(4, 4_600);
+    // Four at 4 600: three answered, one in flight: its fair share exactly.
+    for (let index = 0; index < 4; index++) await budget.take('other');
+    for (let index = 0; index < 3; index++) budget.observe(200);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(renewals.slice(4, 5).map(({ at }) => at)).toEqual([5_275]);
+  });
+
   it('tokens of requests cut without an answer stay counted by the journal until they may have arrived', async () => {
     const { budget, renewals } = await loweredAt(2, 4_900);
     for (let index = 0; index < 7; index++) await budget.take('other');
@@ -531,6 +540,49 @@ describe('KeyBudget: renewals that start again, and asking again early', () => {
     expect(late.at).toBe(12_000);
     await vi.advanceTimersByTimeAsync(2_000);
     expect(renewals.slice(7).map(({ at }) => at)).toEqual([13_025]);
+  });
+
+  it('a holder whose share lapsed while its requests waited keeps the whole share at its next renewal', async () => {
+    vi.useFakeTimers({ now: 0 });
+    // The shortest lease: granted at 0 (valid until 1 980); the renewal at 1 025 never answers (given up at 4 025).
+    const { journal, renewals } = scriptedJournal((_, index) => (index === 2 ? 'hang' : 10));
+    const budget = new KeyBudget(journal, 'k', 10, MIN_BUDGET_LEASE_MS, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(2_000)]);
+    const waiting = track(budget.take('other'));
+    await vi.advanceTimersByTimeAsync(2_100);
+    // Asked again at once (the next millisecond) for the share the journal still counts, not only for what it used
+    // lately (nothing).
+    expect(renewals.slice(2).map(({ at, request }) => [at, request.keep, request.saturated])).toEqual([[4_026, 10, true]]);
+    expect(waiting.at).toBe(4_026);
+  });
+
+  it('a till for 10 s after its last create: then a worker, asking for a quarter more than its peak', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal(() => 10);
+    const budget = new KeyBudget(journal, 'k', 10, 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(1_025)]);
+    // A create at 1 025, four checks at 10 500; the renewal at 11 025 comes exactly 10 s after the create.
+    await budget.take('create');
+    budget.observe(202);
+    await vi.advanceTimersByTimeAsync(10_500 - 1_025);
+    for (let index = 0; index < 4; index++) await budget.take('other');
+    for (let index = 0; index < 4; index++) budget.observe(200);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(renewals.map(({ at, request }) => [at, request.creates, request.want]).slice(-2)).toEqual([
+      [9_025, true, 1],
+      [11_025, false, 6],
+    ]);
+  });
+
+  it('arms its renewals on a runtime whose timers are numbers (browsers, workerd)', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const budget = new KeyBudget(scriptedJournal(() => 1).journal, 'k', 1, 10_000, OFF);
+    const armed = vi.spyOn(globalThis, 'setTimeout').mockImplementation(() => 7 as unknown as ReturnType<typeof setTimeout>);
+    const taking = track(budget.take('other'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(armed).toHaveBeenCalled();
+    // Waiting for the renewal its timer would start, not refused.
+    expect(taking).toEqual({});
   });
 
   it('renews until a renewal is sent a lease after the last request, counted from that request', async () => {
