@@ -502,6 +502,65 @@ describe('KeyBudget: giving back a share above the fair one', () => {
   });
 });
 
+describe('KeyBudget: after a 429', () => {
+  it("'adaptive': the share it spends leaves out the tokens the journal still counts for requests that may arrive", async () => {
+    vi.useFakeTimers({ now: 0 });
+    // 10 at the first three renewals; then the journal counts what the holder says it keeps, at a fair share of 10.
+    const { journal, renewals } = scriptedJournal((request, index) =>
+      index <= 3 ? 10 : { share: request.keep, target: 10, limit: 10, holders: 1 },
+    );
+    const budget = new KeyBudget(journal, 'k', 'adaptive', 10_000, OFF);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(3_100)]);
+    for (let index = 0; index < 10; index++) await budget.take('other');
+    // Nine cut without an answer (they may arrive until 5 100), one answered 429: the share is cut to 8 at once.
+    for (let index = 0; index < 9; index++) budget.observe(0);
+    budget.observe(429);
+    expect(budget.state.share).toBe(8);
+    await vi.advanceTimersByTimeAsync(176);
+    // The renewal the 429 brought forward: the journal keeps counting 9 (8 spent, and the ninth cut request may still
+    // arrive); the holder spends 8.
+    expect(renewals.slice(3).map(({ at, request }) => [at, request.keep])).toEqual([[3_275, 9]]);
+    expect(budget.state.share).toBe(8);
+  });
+});
+
+describe('KeyBudget: a request that arrives as a renewal grants tokens', () => {
+  /**
+   * Requests sent from the microtasks after the journal answers, at every depth up to 8: whichever lands between the
+   * renewal's grant and the drain that serves the queue finds tokens free while others wait.
+   */
+  async function newcomersAtTheGrant(waiting: 'create' | 'other', newcomers: 'create' | 'other') {
+    vi.useFakeTimers({ now: 0 });
+    const order: string[] = [];
+    let budget: KeyBudget | undefined;
+    const journal = {
+      takeBudget() {
+        const grant = Promise.resolve({ share: 1, target: 1, limit: 1, holders: 1, event: 1 });
+        let hop: Promise<unknown> = grant;
+        for (let depth = 1; depth <= 8; depth++) {
+          hop = hop.then(() => {
+            void budget?.take(newcomers).then(() => order.push(`newcomer ${depth}`));
+          });
+        }
+        return grant;
+      },
+    } as unknown as BudgetJournal;
+    budget = new KeyBudget(journal, 'k', 1, 10_000, OFF);
+    // The first request waits for the first renewal.
+    void budget.take(waiting).then(() => order.push('waiting'));
+    await vi.advanceTimersByTimeAsync(10);
+    return order;
+  }
+
+  it('a check does not overtake the check already waiting', async () => {
+    expect(await newcomersAtTheGrant('other', 'other')).toEqual(['waiting']);
+  });
+
+  it('a create does not overtake the create already waiting', async () => {
+    expect(await newcomersAtTheGrant('create', 'create')).toEqual(['waiting']);
+  });
+});
+
 describe('KeyBudget: a waiting request', () => {
   it('wakes the budget when a token frees, not every millisecond', async () => {
     vi.useFakeTimers({ now: 0 });
