@@ -41,8 +41,9 @@ export async function sealPhoneNumber(apiKey: string, referenceId: string, phone
  * a damaged or unknown form). Never throws.
  */
 export async function unsealPhoneNumber(apiKey: string, referenceId: string, sealed: string): Promise<string | undefined> {
-  const [version, iv, data, extra] = sealed.split('.');
-  if (version !== VERSION || iv === undefined || data === undefined || extra !== undefined) return undefined;
+  const parts = sealed.split('.');
+  if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
+  const [, iv, data] = parts as [string, string, string];
   try {
     const key = await sealingKey(apiKey, referenceId);
     const additionalData = encoder.encode(referenceId.toLowerCase());
@@ -64,8 +65,5 @@ function toBase64Url(bytes: Uint8Array): string {
 }
 
 function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
-  const bytes = new Uint8Array(binary.length);
-  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
-  return bytes;
+  return Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (char) => char.charCodeAt(0));
 }
