@@ -276,38 +276,31 @@ function boundAt(marks: readonly [number, number][] | undefined, event: number):
  * (`since.event`): what was known of them then, plus the measure. Marks this event's bounds for later reports.
  */
 function runMeasuredTime(state: BudgetState, since: BudgetRequest['since'], event: number): void {
-  const measured = since !== undefined && since.elapsedMs > 0 && since.event < event ? since.elapsedMs * (1 - MEASURE_MARGIN) : undefined;
+  // A measure from an event not reached yet is no measure; one of no time changes no bound.
+  const measure =
+    since !== undefined && since.event < event ? { from: since.event, ms: since.elapsedMs * (1 - MEASURE_MARGIN) } : undefined;
   for (const holder of Object.values(state.holders)) {
     if (isLive(holder)) {
-      if (measured !== undefined && since !== undefined && since.event >= holder.leaseFrom)
-        holder.leaseElapsed = Math.max(holder.leaseElapsed, boundAt(holder.leaseMarks, since.event) + measured);
+      if (measure !== undefined && measure.from >= holder.leaseFrom)
+        holder.leaseElapsed = Math.max(holder.leaseElapsed, boundAt(holder.leaseMarks, measure.from) + measure.ms);
       holder.leaseMarks = [...(holder.leaseMarks ?? []), [event, holder.leaseElapsed] as [number, number]].slice(-MARKS);
     } else delete holder.leaseMarks;
     if (isCooling(holder)) {
-      if (measured !== undefined && since !== undefined && since.event >= holder.coolFrom)
-        holder.coolElapsed = Math.max(holder.coolElapsed, boundAt(holder.coolMarks, since.event) + measured);
+      if (measure !== undefined && measure.from >= holder.coolFrom)
+        holder.coolElapsed = Math.max(holder.coolElapsed, boundAt(holder.coolMarks, measure.from) + measure.ms);
       holder.coolMarks = [...(holder.coolMarks ?? []), [event, holder.coolElapsed] as [number, number]].slice(-MARKS);
     } else delete holder.coolMarks;
   }
 }
 
 /**
- * A holder stored by a build before leases ran in measured time (`expiresAt`/`coolUntil` by the journal's clock):
- * its lease and its cooling count in full again from this event.
+ * A holder stored by a build before leases ran in measured time (`expiresAt`/`coolUntil` by the journal's clock;
+ * every later build writes `leaseMs` and `coolMs` together): its lease and its cooling count in full again from this
+ * event (no marks: a chain from this event counts from 0).
  */
 function fromEarlierBuild(holder: BudgetHolder, event: number): BudgetHolder {
-  if (typeof holder.leaseMs === 'number' && typeof holder.coolMs === 'number') return holder;
-  return {
-    ...holder,
-    leaseMs: 8_000,
-    leaseElapsed: 0,
-    leaseFrom: event,
-    leaseMarks: [[event, 0]],
-    coolMs: 1_020,
-    coolElapsed: 0,
-    coolFrom: event,
-    coolMarks: [[event, 0]],
-  };
+  if (typeof holder.leaseMs === 'number') return holder;
+  return { ...holder, leaseMs: 8_000, leaseElapsed: 0, leaseFrom: event, coolMs: 1_020, coolElapsed: 0, coolFrom: event };
 }
 
 /**
@@ -344,7 +337,6 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
     leaseMs: request.leaseMs,
     leaseElapsed: 0,
     leaseFrom: event,
-    leaseMarks: [[event, 0]],
     cooling: 0,
     coolMs: request.windowMs,
     coolElapsed: 0,
@@ -389,13 +381,15 @@ export function allocateBudget(previous: BudgetState | undefined, request: Budge
   // would cost a quarter of the key; there, a till waits for the others' renewals).
   const standing = createReserve(limit) === 0 ? 0 : Math.max(0, Math.min(Math.floor(request.standingReserve ?? 0), limit - 1));
   if (holder.creates === true) state.tillsSeen = true;
+  // (A till's own target is the same either way: the standing token is kept from the other holders' shares.)
   const targets = tillsFirst(
     limit,
-    holder.creates === true ? 0 : standing,
+    standing,
     live.map(([id, entry]) => [id, entry.want, entry.creates === true] as const),
     Math.floor(now / FAIR_TURN_MS),
   );
-  const target = request.release === true ? 0 : (targets.get(request.holder) ?? 0);
+  // A holder that releases is not live: it has no target.
+  const target = targets.get(request.holder) ?? 0;
   // While a till lives, the others leave free the part of the reserve tills do not keep yet: a till's first tokens
   // come at its next renewal, instead of after every other holder gave back its excess and it cooled (seconds).
   // The standing token stays free beyond what live tills keep (a till that starts while others sell finds it too): a
@@ -551,7 +545,8 @@ export function fairShares(
   turn = 0,
 ): Map<string, number> {
   const shares = new Map<string, number>();
-  const pending = [...wants].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
+  // Among equal demands the order changes nothing: each gets its want, or the split below (by id) begins.
+  const pending = [...wants].sort((a, b) => a[1] - b[1]);
   let remaining = limit;
   while (pending.length > 0) {
     const equal = Math.floor(remaining / pending.length);
@@ -567,7 +562,7 @@ export function fairShares(
     let order = byId(pending);
     if (equal === 0) {
       const rotate = (holders: string[]) => {
-        const start = holders.length === 0 ? 0 : (Math.max(0, Math.floor(turn)) * Math.max(1, leftover)) % holders.length;
+        const start = (Math.max(0, Math.floor(turn)) * Math.max(1, leftover)) % Math.max(1, holders.length);
         return [...holders.slice(start), ...holders.slice(0, start)];
       };
       order = [

@@ -20,6 +20,21 @@ import { BUDGET_RENEWAL } from '../helpers/fixtures.ts';
 
 const request: BudgetRequest = { ...BUDGET_RENEWAL, holder: 'a', keep: 0, want: 5, saturated: false };
 
+/** One key's renewals applied in order, from `start`: each returns its holder's grant. */
+function key(start?: BudgetState) {
+  let state = start;
+  return {
+    renew(holder: string, fields: Partial<BudgetRequest> = {}, now = 0) {
+      const result = allocateBudget(state, { ...request, holder, ...fields }, now);
+      state = result.state;
+      return result.grant;
+    },
+    get state(): BudgetState {
+      return state as BudgetState;
+    },
+  };
+}
+
 describe('budgetRequestProblem: what a store refuses', () => {
   it('accepts a request the SDK sends, with every optional field at its edge', () => {
     expect(budgetRequestProblem(request)).toBeUndefined();
@@ -80,6 +95,7 @@ describe('budgetRequestProblem: what a store refuses', () => {
       'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }',
     ],
     ['since not an object', { since: 5 }, 'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }'],
+    ['since null', { since: null }, 'since must be { event: a whole number ≥ 0, elapsedMs: a number ≥ 0 }'],
     ['a fractional standing reserve', { standingReserve: 0.5 }, 'standingReserve must be a whole number ≥ 0'],
     ['a negative standing reserve', { standingReserve: -1 }, 'standingReserve must be a whole number ≥ 0'],
     ['a fractional renewal', { renewal: 1.5 }, 'renewal must be a whole number ≥ 0'],
@@ -161,21 +177,17 @@ describe('allocateBudget: edges of the arithmetic', () => {
   });
 
   it('a dead holder’s lease ends on the chained measures of a holder that reports every second', () => {
-    let state: BudgetState | undefined;
-    let event = 0;
-    const renew = (holder: string, fields: Partial<BudgetRequest>, now: number) => {
-      const result = allocateBudget(state, { ...request, holder, want: 100, ...fields }, now);
-      state = result.state;
-      event = result.grant.event;
-      return result.grant;
-    };
-    renew('a', {}, 0);
-    expect(state?.holders.a?.share).toBe(20);
-    renew('b', {}, 0);
+    const budget = key();
+    budget.renew('a', { want: 100 });
+    expect(budget.state.holders.a?.share).toBe(20);
+    let event = budget.renew('b', { want: 100 }).event;
     // b reports each second, measuring from its last answer: 1 000 ms each (0.1 % less counted).
     const shares: number[] = [];
-    for (let second = 1; second <= 10; second++)
-      shares.push(renew('b', { keep: shares.at(-1) ?? 0, since: { event, elapsedMs: 1_000 } }, second * 1_000).share);
+    for (let second = 1; second <= 10; second++) {
+      const grant = budget.renew('b', { want: 100, keep: shares.at(-1) ?? 0, since: { event, elapsedMs: 1_000 } }, second * 1_000);
+      event = grant.event;
+      shares.push(grant.share);
+    }
     // Nine measures of 999 ms make 8 991 ms: past a's lease of 8 000 at the ninth (eight make 7 992).
     expect(shares).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 20, 20]);
   });
@@ -194,6 +206,170 @@ describe('allocateBudget: edges of the arithmetic', () => {
       allocateBudget(renewedAt2, { ...request, holder: 'b', want: 100, since: { event: 1, elapsedMs: 100_000 } }, 100_000).state.holders.a
         ?.leaseElapsed,
     ).toBe(0);
+  });
+
+  it('a lease ends when its measured time reaches its length exactly, a cooling when it reaches its window', () => {
+    // 3 000 ms measured count 2 997 (0.1 % less), 2 000 ms count 1 998: exact in binary floating point.
+    const leaseOf2997 = (elapsedMs: number) => {
+      const budget = key();
+      budget.renew('a', { want: 20, leaseMs: 2_997 });
+      budget.renew('b', { want: 20 });
+      return budget.renew('b', { want: 20, since: { event: 2, elapsedMs } }).share;
+    };
+    expect(leaseOf2997(3_000)).toBe(20);
+    expect(leaseOf2997(2_999)).toBe(0);
+    const windowOf1998 = (elapsedMs: number) => {
+      const budget = key();
+      budget.renew('a', { want: 20, windowMs: 1_998 });
+      budget.renew('a', { keep: 10, want: 10, windowMs: 1_998 });
+      budget.renew('b', { want: 100 });
+      return budget.renew('b', { want: 100, since: { event: 3, elapsedMs } }).share;
+    };
+    expect(windowOf1998(2_000)).toBe(10);
+    expect(windowOf1998(1_999)).toBe(0);
+  });
+
+  it('a holder stored without marks has its lease and cooling run by later measures, from 0', () => {
+    const stored: BudgetState = {
+      rate: ADAPTIVE_START_RATE,
+      raisedAt: 0,
+      cutAt: Number.NEGATIVE_INFINITY,
+      event: 5,
+      holders: {
+        a: {
+          share: 10,
+          want: 10,
+          declared: 20,
+          leaseMs: 8_000,
+          leaseElapsed: 0,
+          leaseFrom: 3,
+          cooling: 2,
+          coolMs: 5_000,
+          coolElapsed: 0,
+          coolFrom: 3,
+        },
+      },
+    };
+    const budget = key(stored);
+    expect(budget.renew('b', { want: 100, since: { event: 4, elapsedMs: 10 } }).share).toBe(8);
+    // Measured from an event before the first mark the renewal above wrote: still counted from 0.
+    expect(budget.renew('b', { keep: 8, want: 100, since: { event: 5, elapsedMs: 10 } }).share).toBe(8);
+    expect(budget.state.holders.a).toMatchObject({ share: 10, cooling: 2 });
+    expect(budget.state.holders.a?.leaseElapsed).toBeCloseTo(9.99, 9);
+    expect(budget.state.holders.a?.coolElapsed).toBeCloseTo(9.99, 9);
+  });
+
+  it('a measure from an earlier event adds to that event’s bound, kept for 16 events (then from 0: still a lower bound)', () => {
+    const budget = key();
+    const a = () => budget.state.holders.a;
+    const long = { leaseMs: 20_000, windowMs: 10_000 };
+    budget.renew('a', { want: 10, ...long });
+    budget.renew('a', { keep: 5, want: 5, ...long });
+    budget.renew('b', { want: 0, since: { event: 2, elapsedMs: 1_000 } });
+    budget.renew('c', { want: 0 });
+    // From event 3, whose bound was 999: not from the latest bound, nor from 0.
+    budget.renew('b', { want: 0, since: { event: 3, elapsedMs: 500 } });
+    expect(a()?.leaseElapsed).toBeCloseTo(1_498.5, 9);
+    expect(a()?.coolElapsed).toBeCloseTo(1_498.5, 9);
+    for (let renewal = 0; renewal < 16; renewal++) budget.renew('c', { want: 0 });
+    budget.renew('b', { want: 0, since: { event: 3, elapsedMs: 9_100 } });
+    expect(a()?.leaseElapsed).toBeCloseTo(9_090.9, 9);
+    expect(a()?.coolElapsed).toBeCloseTo(9_090.9, 9);
+    expect(a()?.cooling).toBe(5);
+  });
+
+  it('no more tokens cool than were given back, however many requests are in use', () => {
+    const budget = key();
+    budget.renew('a', { want: 10 });
+    budget.renew('a', { keep: 2, want: 2, inUse: 15 });
+    expect(budget.state.holders.a).toMatchObject({ share: 2, cooling: 8 });
+    expect(handedOut(budget.state)).toBe(10);
+  });
+
+  it('a till that releases sends creates no more; a released holder is not among the live ones', () => {
+    const budget = key();
+    budget.renew('a', { want: 10, creates: true });
+    budget.renew('b', { want: 100 });
+    expect(budget.renew('a', { keep: 10, want: 10, creates: true, release: true, inUse: 4 })).toEqual({
+      share: 0,
+      target: 0,
+      limit: 20,
+      holders: 1,
+      event: 3,
+    });
+    expect(budget.state.holders.a).toMatchObject({ cooling: 4, creates: false });
+    expect(budget.renew('b', { keep: 10, want: 100 })).toMatchObject({ holders: 1, target: 20, share: 16 });
+    // The last holder that leaves: no live holder, no limit.
+    const alone = key();
+    alone.renew('a', { want: 10 });
+    expect(alone.renew('a', { keep: 10, want: 10, release: true, inUse: 4 })).toEqual({
+      share: 0,
+      target: 0,
+      limit: 0,
+      holders: 0,
+      event: 2,
+    });
+  });
+
+  it('a holder whose lease ran out and that releases keeps nothing, even with requests on their way', () => {
+    const budget = key();
+    budget.renew('a', { want: 10 });
+    budget.renew('b', { want: 0 });
+    budget.renew('b', { want: 0, since: { event: 2, elapsedMs: 9_000 } });
+    expect(budget.state.holders.a).toBeUndefined();
+    expect(budget.renew('a', { keep: 10, want: 10, release: true, inUse: 3 }).share).toBe(0);
+    expect(handedOut(budget.state)).toBe(0);
+  });
+
+  it('a renewal without a number keeps the last number applied: an older one is still stale', () => {
+    const budget = key();
+    budget.renew('a', { want: 10, renewal: 4 });
+    budget.renew('a', { keep: 10, want: 10 });
+    expect(budget.state.holders.a?.renewal).toBe(4);
+    expect(budget.renew('a', { keep: 0, want: 0, renewal: 3 }).share).toBe(0);
+    expect(budget.state.holders.a?.share).toBe(10);
+  });
+
+  it('a fixed limit learns nothing from 429s: the learnt rate stays where it was', () => {
+    const budget = key();
+    budget.renew('a', { want: 100 });
+    budget.renew('a', { keep: 20, want: 100, rateLimited: 5, accepted: 3, saturated: true }, 10_000);
+    expect(budget.state).toMatchObject({ rate: ADAPTIVE_START_RATE, raisedAt: 0, cutAt: Number.NEGATIVE_INFINITY });
+    expect(budget.state.ceiling).toBeUndefined();
+  });
+
+  it('records that a till used the key (for holders of earlier releases), and keeps it', () => {
+    const budget = key();
+    budget.renew('a', { want: 5 });
+    expect(budget.state.tillsSeen).toBeUndefined();
+    budget.renew('t', { want: 5, creates: true });
+    expect(budget.state.tillsSeen).toBe(true);
+    budget.renew('a', { keep: 5, want: 5 });
+    expect(budget.state.tillsSeen).toBe(true);
+  });
+
+  it('a till that already holds tokens grows past the standing token no more than a worker does', () => {
+    const budget = key();
+    const till = { limit: 10, creates: true, standingReserve: 1 };
+    expect(budget.renew('t', { ...till, want: 3 }).share).toBe(3);
+    expect(budget.renew('t', { ...till, keep: 3, want: 100 }).share).toBe(9);
+  });
+
+  it('tills first, each other holder left a token; with fewer tokens than that, turns with tills first', () => {
+    const withTill = key();
+    withTill.renew('w1', { limit: 10, want: 100 });
+    withTill.renew('w2', { limit: 10, want: 100 });
+    expect(withTill.renew('t', { limit: 10, want: 100, creates: true }).target).toBe(8);
+    const short = key();
+    for (const holder of ['w1', 'w2']) short.renew(holder, { limit: 3, want: 5 });
+    short.renew('t1', { limit: 3, want: 5, creates: true });
+    // 3 tokens, 2 tills and 2 workers: the tills and the first worker by id this turn.
+    expect(short.renew('t2', { limit: 3, want: 5, creates: true }).target).toBe(1);
+    // More workers than the limit less the standing token: that token stays free, the workers take turns for the rest.
+    const crowded = key();
+    for (const holder of ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']) crowded.renew(holder, { limit: 5, want: 1, standingReserve: 1 });
+    expect(crowded.renew('w5', { limit: 5, want: 1, standingReserve: 1 }).target).toBe(0);
+    expect(crowded.renew('w4', { limit: 5, want: 1, standingReserve: 1 }).target).toBe(1);
   });
 
   it('a renewal numbered no higher than the last applied changes nothing and grants nothing', () => {
@@ -252,6 +428,23 @@ describe('allocateBudget: edges of the arithmetic', () => {
     expect(fairShares(1, wants, -3)).toEqual(fairShares(1, wants, 0));
     expect(fairShares(1, wants, 1.9)).toEqual(fairShares(1, wants, 1));
     expect([...fairShares(1, wants, 1)].filter(([, share]) => share === 1)).toEqual([['b', 1]]);
+    // Each turn moves the tokens on by as many holders as there are tokens.
+    expect([...fairShares(2, wants, 1)].filter(([, share]) => share === 1).sort()).toEqual([
+      ['a', 1],
+      ['c', 1],
+    ]);
+    // A demand equal to an equal part is met exactly; the remainder goes to the others.
+    expect(
+      fairShares(5, [
+        ['a', 2],
+        ['b', 5],
+      ]),
+    ).toEqual(
+      new Map([
+        ['a', 2],
+        ['b', 3],
+      ]),
+    );
     expect(createReserve(4.9)).toBe(0);
   });
 });
@@ -303,7 +496,7 @@ describe("allocateBudget: 'adaptive' at its edges", () => {
   });
 
   it('raises at most once a second, not within a window of a cut, and only on a report of waiting requests', () => {
-    const report = learnt({ rate: 20, ceiling: 10, raisedAt: 5_000, cutAt: 4_980 });
+    const report = learnt({ rate: 20, ceiling: 10, raisedAt: 5_000 });
     expect(report(5_999)).toBe(20);
     expect(report(6_000)).toBeCloseTo(20.5, 9);
     expect(report(6_000, { saturated: false })).toBe(20);
