@@ -380,6 +380,13 @@ describe('allocateBudget: edges of the arithmetic', () => {
     short.renew('t1', { limit: 3, want: 5, creates: true });
     // 3 tokens, 2 tills and 2 workers: the tills and the first worker by id this turn.
     expect(short.renew('t2', { limit: 3, want: 5, creates: true }).target).toBe(1);
+    // Exactly a token for each till after each other holder's: the tills' part is shared among the tills alone,
+    // whatever an idle worker leaves.
+    const exact = key();
+    exact.renew('w1', { limit: 4, want: 0 });
+    exact.renew('w2', { limit: 4, want: 5 });
+    exact.renew('t1', { limit: 4, want: 1, creates: true });
+    expect(exact.renew('t2', { limit: 4, want: 3, creates: true }).target).toBe(1);
     // More workers than the limit less the standing token: that token stays free, the workers take turns for the rest.
     const crowded = key();
     for (const holder of ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']) crowded.renew(holder, { limit: 5, want: 1, standingReserve: 1 });
