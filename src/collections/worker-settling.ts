@@ -178,7 +178,7 @@ export class WorkerSettling {
       },
       this.#by,
     );
-    const record = verdict?.record;
+    const record = verdict.record;
     if (verdict.contradiction !== undefined && record !== undefined) await this.reportContradiction(record);
     if (record === undefined || isOpenPaymentState(record.state)) {
       if (record !== undefined) entry.state = record.state;

@@ -10,6 +10,7 @@ import { WrongBaseUrlError } from '../../src/collections/not-found-evidence.ts';
 import { withRequestId } from '../../src/collections/request-id.ts';
 import type { CollectionStatus } from '../../src/collections/schemas.ts';
 import { type SettlementWorkerOptions, startSettlementWorker } from '../../src/collections/settlement-worker.ts';
+import type { SettlementWorkerContext } from '../../src/collections/settlement-worker-options.ts';
 import { StatusWords } from '../../src/collections/status-words.ts';
 import { AuthenticationError, InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
@@ -33,7 +34,7 @@ async function oneBy(
   answer: Answer,
   state: PaymentState,
   ageMs = 60_000,
-  contextExtra: { maxRetryAfterMs?: number; judgeNotFound?: (error: NotFoundError) => Promise<void> } = {},
+  contextExtra: Partial<Pick<SettlementWorkerContext, 'maxRetryAfterMs' | 'judgeNotFound' | 'resend'>> = {},
 ) {
   const clock = { offsetMs: 0 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
@@ -903,5 +904,128 @@ describe('after a final status', () => {
     expect(gaps.length).toBeGreaterThanOrEqual(2);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1_000);
     await worker.stop();
+  });
+});
+
+describe('a 404 when the service refuses duplicate references: the worker sends the create again', () => {
+  type Resend = NonNullable<SettlementWorkerContext['resend']>;
+  type World = Awaited<ReturnType<typeof oneBy>>;
+  /** A resend that writes `to` on the record as the real one does, and says whether it sent it (`sent`). */
+  const writing =
+    (world: () => World, asked: string[], to: PaymentChange['state'], sent = true): Resend =>
+    async (record, by) => {
+      asked.push(`${record.state} by ${by}`);
+      await world().writeNow({ state: to, statusText: to, by });
+      return { record: (await world().record()) as PaymentRecord, sent };
+    };
+
+  it('an open payment the service does not hold is sent again once; the record it leaves is checked on its schedule', async () => {
+    const asked: string[] = [];
+    const world: World = await oneBy((call, id) => (call === 1 ? notFound() : status(id, 'pending')), 'initiating', 60_000, {
+      resend: writing(() => world, asked, 'pending'),
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(asked).toEqual([expect.stringMatching(/^initiating by /)]);
+    // The 404 led to the resend, not to a verdict: no second status check, nothing closed.
+    expect(world.checks).toHaveLength(1);
+    expect((await world.record())?.state).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(world.checks).toHaveLength(2);
+    expect(world.settled).toEqual([]);
+    await worker.stop();
+  });
+
+  it.each(['moved on by another writer', 'gone from the journal'] as const)(
+    'a payment %s before its resend is not sent again: checked again, nothing said',
+    async (meanwhile) => {
+      const asked: string[] = [];
+      const world: World = await oneBy(
+        async (call, id) => {
+          if (call === 1 && meanwhile === 'moved on by another writer')
+            await world.writeNow({ state: 'pending', statusText: 'pending', by: 'a till' });
+          return call === 1 ? notFound() : status(id, 'pending');
+        },
+        'initiating',
+        60_000,
+        { resend: writing(() => world, asked, 'pending') },
+      );
+      if (meanwhile === 'gone from the journal') world.purgeOnceChecked();
+      const worker = world.start({ notFoundGraceMs: 0 });
+      await vi.advanceTimersByTimeAsync(2_500);
+      expect(asked).toEqual([]);
+      expect(world.checks.length).toBeGreaterThanOrEqual(2);
+      expect(world.lines('error')).toEqual([]);
+      await worker.stop();
+    },
+  );
+
+  it('a resend that fails is no verdict: nothing closed, no second check, said at error', async () => {
+    const world = await oneBy((call, id) => (call === 1 ? notFound() : status(id, 'pending')), 'initiating', 60_000, {
+      resend: async () => {
+        throw new Error('the journal write failed');
+      },
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await world.record())?.state).toBe('initiating');
+    expect(world.checks).toHaveLength(1);
+    expect(world.lines('error')).toEqual([expect.stringContaining(`${world.referenceId} could not be recorded; trying again`)]);
+    await worker.stop();
+  });
+
+  it('a resend under way when the worker stops ends with the stop: nothing decided, nothing said', async () => {
+    let began = false;
+    const world = await oneBy(() => notFound(), 'initiating', 60_000, {
+      resend: (_record, _by, signal) =>
+        new Promise((_, reject) => {
+          began = true;
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(began).toBe(true);
+    await worker.stop();
+    expect((await world.record())?.state).toBe('initiating');
+    expect(world.checks).toHaveLength(1);
+    expect(world.lines('error')).toEqual([]);
+    expect(world.lines('warn')).toEqual([]);
+  });
+
+  it.each([
+    ['this worker’s resend settled it: onSettled hears it once', true, ['successful']],
+    ['another writer’s resend settled it: that writer delivers it, not this worker', false, []],
+  ])('%s, and it is checked no more', async (_, sent, delivered) => {
+    const asked: string[] = [];
+    const world: World = await oneBy(() => notFound(), 'initiating', 60_000, {
+      resend: writing(() => world, asked, 'successful', sent),
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(asked).toHaveLength(1);
+    expect(world.settled.map((record) => record.state)).toEqual(delivered);
+    expect(world.checks).toHaveLength(1);
+    expect(world.lines('error')).toEqual([]);
+    await worker.stop();
+  });
+
+  it('after this worker’s resend settled it, an onSettled that throws is said at error (recorded); no onSettled, nothing said', async () => {
+    for (const onSettled of [
+      () => {
+        throw new Error('the shop database is down');
+      },
+      undefined,
+    ]) {
+      const asked: string[] = [];
+      const world: World = await oneBy(() => notFound(), 'initiating', 60_000, { resend: writing(() => world, asked, 'failed') });
+      const worker = world.start({ notFoundGraceMs: 0, onSettled });
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect((await world.record())?.state).toBe('failed');
+      expect(world.lines('error')).toEqual(
+        onSettled === undefined ? [] : [expect.stringContaining(`onSettled threw for ${world.referenceId} (failed, recorded)`)],
+      );
+      await worker.stop();
+    }
   });
 });
