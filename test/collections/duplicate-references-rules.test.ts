@@ -9,6 +9,7 @@ import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isDuplicateEvidence, isDuplicateReference } from '../../src/collections/duplicate-answer.js';
 import { type ResendRule, rebuildCreate } from '../../src/collections/resend.js';
+import { unsealPhoneNumber } from '../../src/collections/sealed-number.js';
 import { LevelLogger } from '../../src/core/logger.js';
 import {
   AuthenticationError,
@@ -298,6 +299,17 @@ describe('which open record is rebuilt and sent again', () => {
     expect(recovered?.state).toBe('unknown');
     expect(createBodies()).toHaveLength(0);
     expect(lines).toContainEqual(expect.stringMatching(/its sealed number does not open with this API key/));
+  });
+
+  it('a number sealed by an earlier release opens with its key and reference id (any case), and with no other', async () => {
+    // Written once by this release's sealPhoneNumber; records in journals hold such strings, so the format, the key
+    // derivation (salt, info) and the additional data never change under them.
+    const sealed = 'v1.0hHuOFZMs3dgtJUV.s06MRTNDQ8SuiNoUI-vlz6YRmwkH2HN4Zvo5MQ';
+    const reference = '6F1C2D3E-4A5B-4C6D-8E7F-0123456789AB';
+    expect(await unsealPhoneNumber('sk_test_vector_key', reference, sealed)).toBe('260971234567');
+    expect(await unsealPhoneNumber('sk_test_vector_key', reference.toLowerCase(), sealed)).toBe('260971234567');
+    expect(await unsealPhoneNumber('sk_test_other_key', reference, sealed)).toBeUndefined();
+    expect(await unsealPhoneNumber('sk_test_vector_key', '6f1c2d3e-4a5b-4c6d-8e7f-0123456789ac', sealed)).toBeUndefined();
   });
 
   it('a sealed number is base64url whatever its bytes, and opens again for the resend', async () => {
