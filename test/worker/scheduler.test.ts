@@ -29,8 +29,11 @@ const paid = (referenceId: string): CollectionStatus => ({
   reason: 'ok',
 });
 
-/** `workMs`: synchronous time a check takes before its request leaves (the clock moves by it), per check number. */
-function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0) {
+/**
+ * `workMs`: synchronous time a check takes before its request leaves (the clock moves by it), per check number.
+ * `sink`: where the worker logs, at `debug` (default: nowhere).
+ */
+function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0, sink: typeof silent | undefined = undefined) {
   // The journal stamps its own times; `open` moves its clock back to write a record `createdAt` ago.
   const clock = { offsetMs: 0 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
@@ -46,7 +49,7 @@ function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0
     journal,
     timeoutMs: 30_000,
     maxRetries: 2,
-    logger: new LevelLogger(silent, 'off'),
+    logger: sink === undefined ? new LevelLogger(silent, 'off') : new LevelLogger(sink, 'debug'),
     statusWords: new StatusWords(),
     // The scripted 404s are the service's own, from a base URL that proved itself.
     judgeNotFound: async () => undefined,
@@ -328,5 +331,68 @@ describe('settlement worker scheduler', () => {
     await worker.stop();
     // Its stop released nothing of the other owner's.
     expect(await world.journal.renew('another-worker', [id as string], 60_000)).toEqual([id]);
+  });
+
+  it('a journal record whose referenceId is not a UUID is never checked: said once at warn, its lease handed back', async () => {
+    const warnings: unknown[][] = [];
+    const world = setup((id) => pending(id), undefined, { ...silent, warn: (...line: unknown[]) => void warnings.push(line) });
+    await world.journal.insert({
+      referenceId: 'not-a-uuid',
+      state: 'pending',
+      productId: randomUUID(),
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'x',
+    });
+    const worker = world.start({ scanIntervalMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    await worker.stop();
+    expect(world.checks).toEqual([]);
+    // Leased at every scan (five), reported at the first only.
+    expect(warnings).toEqual([
+      [
+        '[tap-collections-sdk] settlement worker: skipped a journal record whose referenceId is not a UUID',
+        { referenceId: '"not-a-uuid"' },
+      ],
+    ]);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 10 })).toHaveLength(1);
+  });
+
+  it('a payment whose next check is more than half a lease away is parked: its lease held until then, then free', async () => {
+    const world = setup((id) => pending(id));
+    await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ leaseMs: 30_000, intervalMs: 20_000, maxIntervalMs: 20_000, scanIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    // Parked for the 20 s to its next check: nobody else may take it meanwhile, and it is free once they passed.
+    await vi.advanceTimersByTimeAsync(19_000);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 1 })).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 1 })).toHaveLength(1);
+    expect(world.checks).toHaveLength(1);
+    await worker.stop();
+  });
+
+  it('a scan the journal fails: said once at warn (the journal is down), and the payments are leased at the next scan', async () => {
+    const warnings: string[] = [];
+    const world = setup((id) => paid(id), undefined, { ...silent, warn: (line: unknown) => void warnings.push(String(line)) });
+    await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const lease = world.journal.lease.bind(world.journal);
+    let failures = 1;
+    world.journal.lease = async (request) => {
+      if (failures-- > 0) throw new Error('the database is restarting');
+      return lease(request);
+    };
+    const worker = world.start({ scanIntervalMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(world.checks).toEqual([]);
+    expect(warnings).toEqual([
+      '[tap-collections-sdk] settlement worker: could not use the journal; leases, checks and records wait until it answers',
+    ]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled).toHaveLength(1);
+    await worker.stop();
   });
 });
