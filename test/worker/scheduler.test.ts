@@ -33,7 +33,11 @@ const paid = (referenceId: string): CollectionStatus => ({
  * `workMs`: synchronous time a check takes before its request leaves (the clock moves by it), per check number.
  * `sink`: where the worker logs, at `debug` (default: nowhere).
  */
-function setup(answer: Answer, workMs: (checkNumber: number) => number = () => 0, sink: typeof silent | undefined = undefined) {
+function setup(
+  answer: Answer,
+  workMs: (checkNumber: number) => number = () => 0,
+  sink: ConstructorParameters<typeof LevelLogger>[0] | undefined = undefined,
+) {
   // The journal stamps its own times; `open` moves its clock back to write a record `createdAt` ago.
   const clock = { offsetMs: 0 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
