@@ -364,6 +364,8 @@ describe('settlement worker scheduler', () => {
   });
 
   it('a payment whose next check is more than half a lease away is parked: its lease held until then, then free', async () => {
+    // The schedule's jitter at its middle: the pause is exactly intervalMs.
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const world = setup((id) => pending(id));
     await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
     const worker = world.start({ leaseMs: 30_000, intervalMs: 20_000, maxIntervalMs: 20_000, scanIntervalMs: 60_000 });
