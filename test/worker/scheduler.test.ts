@@ -84,10 +84,16 @@ function setup(
   const settled: PaymentRecord[] = [];
   const start = (options: SettlementWorkerOptions = {}) =>
     startSettlementWorker(context, { onSettled: (record) => void settled.push(record), ...options });
-  async function open(count: number, state: PaymentState = 'pending', createdAt = new Date().toISOString()): Promise<string[]> {
+  /** Opens `count` payments in `state`, created at `createdAt`; `firstId` names the first (default: a new UUID). */
+  async function open(
+    count: number,
+    state: PaymentState = 'pending',
+    createdAt = new Date().toISOString(),
+    firstId?: string,
+  ): Promise<string[]> {
     const ids: string[] = [];
     for (let index = 0; index < count; index++) {
-      const referenceId = randomUUID();
+      const referenceId = index === 0 && firstId !== undefined ? firstId : randomUUID();
       ids.push(referenceId);
       clock.offsetMs = Date.parse(createdAt) - Date.now();
       await journal.insert({
@@ -340,15 +346,7 @@ describe('settlement worker scheduler', () => {
   it('a journal record whose referenceId is not a UUID is never checked: said once at warn, its lease handed back', async () => {
     const warnings: unknown[][] = [];
     const world = setup((id) => pending(id), undefined, { ...silent, warn: (...line: unknown[]) => void warnings.push(line) });
-    await world.journal.insert({
-      referenceId: 'not-a-uuid',
-      state: 'pending',
-      productId: randomUUID(),
-      amount: 10,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'x',
-    });
+    await world.open(1, 'pending', undefined, 'not-a-uuid');
     const worker = world.start({ scanIntervalMs: 1_000 });
     await vi.advanceTimersByTimeAsync(5_000);
     await worker.stop();
