@@ -61,6 +61,8 @@ export default defineConfig({
       // The journal's budget arithmetic rule by rule (budget.ts): the requests a store refuses, edges of the shares.
       'test/journal/budget-rules.test.ts',
       'test/worker/settlement-decisions.test.ts',
+      // Which payments a worker holds, rule by rule (worker-leases.ts): scan, renew, park, set aside, release.
+      'test/worker/lease-rules.test.ts',
       'test/core/connection-failure.test.ts',
       'test/core/retry-policy.test.ts',
       'test/core/idempotent-create.test.ts',
