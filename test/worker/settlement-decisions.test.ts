@@ -6,15 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DeploymentMismatchError } from '../../src/collections/deployment.ts';
 import { WrongBaseUrlError } from '../../src/collections/not-found-evidence.ts';
 import { withRequestId } from '../../src/collections/request-id.ts';
 import type { CollectionStatus } from '../../src/collections/schemas.ts';
 import { type SettlementWorkerOptions, startSettlementWorker } from '../../src/collections/settlement-worker.ts';
 import type { SettlementWorkerContext } from '../../src/collections/settlement-worker-options.ts';
 import { StatusWords } from '../../src/collections/status-words.ts';
-import { AuthenticationError, InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
+import { AuthenticationError, ConfigurationError, InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
-import type { PaymentChange, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
+import type { PaymentChange, PaymentDeployment, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { RecordWatch } from '../../src/journal/record-watch.ts';
 
@@ -34,7 +35,9 @@ async function oneBy(
   answer: Answer,
   state: PaymentState,
   ageMs = 60_000,
-  contextExtra: Partial<Pick<SettlementWorkerContext, 'maxRetryAfterMs' | 'judgeNotFound' | 'resend'>> = {},
+  contextExtra: Partial<Pick<SettlementWorkerContext, 'maxRetryAfterMs' | 'judgeNotFound' | 'resend' | 'deploymentMismatch'>> = {},
+  /** Where the record says its push went (default: not said, as an earlier release wrote it). */
+  deployment?: PaymentDeployment,
 ) {
   const clock = { offsetMs: 0 };
   const journal = new MemoryJournal({ now: () => Date.now() + clock.offsetMs });
@@ -51,6 +54,7 @@ async function oneBy(
     ...(state === 'pending' ? { statusText: 'pending' } : {}),
     // The window of the create that opened it: without one a record is judged by the longest window (never closed).
     ...(state === 'initiating' || state === 'unknown' ? { sendWindowMs: 1_000 } : {}),
+    ...(deployment === undefined ? {} : { deployment }),
   });
   clock.offsetMs = 0;
   // This process wrote the record and has watched it for its 1 s window since (the second measure of its age,
@@ -1027,5 +1031,148 @@ describe('a 404 when the service refuses duplicate references: the worker sends 
       );
       await worker.stop();
     }
+  });
+});
+
+describe('where a payment was pushed, told before its first check', () => {
+  const here: PaymentDeployment = { baseUrl: 'https://collections.example', account: 'account-1' };
+  const other: PaymentDeployment = { baseUrl: 'https://sandbox.collections.example', account: 'account-9' };
+  /** The client's deployment check: a record of `other` is another deployment's. */
+  const mismatchOf = async (record: Pick<PaymentRecord, 'referenceId' | 'state' | 'deployment'>) =>
+    record.deployment?.baseUrl === other.baseUrl ? new DeploymentMismatchError(record, other, here) : undefined;
+  /** A second open payment in `world`'s journal, pushed to `deployment`. */
+  const openAnother = async (world: Awaited<ReturnType<typeof oneBy>>, deployment: PaymentDeployment) => {
+    const referenceId = randomUUID();
+    await world.journal.insert({
+      referenceId,
+      state: 'pending',
+      statusText: 'pending',
+      productId: randomUUID(),
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'x',
+      deployment,
+    });
+    return referenceId;
+  };
+
+  it('not told (the key function failed): never checked, said at error, its lease left to lapse; checked once told', async () => {
+    for (const failure of [new Error('the key function failed'), new ConfigurationError('the API key could not be read')]) {
+      const told: string[] = [];
+      const world = await oneBy(
+        (_, id) => status(id, 'successful'),
+        'pending',
+        60_000,
+        {
+          deploymentMismatch: async (record) => {
+            told.push(record.referenceId);
+            if (told.length > 1) return undefined;
+            // A configuration problem is answered; anything else is thrown.
+            if (failure instanceof ConfigurationError) return failure;
+            throw failure;
+          },
+        },
+        here,
+      );
+      const worker = world.start();
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(told).toEqual([world.referenceId]);
+      expect(world.checks).toEqual([]);
+      expect(world.lines('error')).toEqual([
+        expect.stringContaining(`settlement worker: could not tell where ${world.referenceId} was pushed; trying again`),
+      ]);
+      // Its lease (30 s) lapses; leased again, it is told where it went this time, and checked.
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(told).toEqual([world.referenceId, world.referenceId]);
+      expect(world.checks).toHaveLength(1);
+      expect((await world.record())?.state).toBe('successful');
+      await worker.stop();
+    }
+  });
+
+  it("another deployment's: never checked, said at error once per deployment, later ones at debug; reported", async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending', 60_000, { deploymentMismatch: mismatchOf }, other);
+    const second = await openAnother(world, other);
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(world.checks).toEqual([]);
+    const errors = world.lines('error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(`payments pushed to ${other.baseUrl} (account ${other.account}) are left open`);
+    expect(errors[0]).toContain(`configured for ${here.baseUrl} (account ${here.account})`);
+    const firstSeen = [world.referenceId, second].find((id) => errors[0]?.includes(`first seen: ${id}`));
+    const laterOne = firstSeen === second ? world.referenceId : second;
+    expect(world.lines('debug')).toContainEqual(
+      expect.stringContaining(`settlement worker: ${laterOne} was pushed to another deployment; set aside`),
+    );
+    expect(worker.configurationProblem).toBeInstanceOf(DeploymentMismatchError);
+    await worker.stop();
+  });
+
+  it('the problem is reported for 3 minutes after the last such payment, then cleared; one met after that is said again', async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending', 60_000, { deploymentMismatch: mismatchOf }, other);
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.lines('error')).toHaveLength(1);
+    // Settled by a worker of its own deployment: never met again here.
+    await world.writeNow({ state: 'failed', statusText: 'failed', by: 'its own worker' });
+    await vi.advanceTimersByTimeAsync(179_700);
+    expect(worker.configurationProblem).toBeInstanceOf(DeploymentMismatchError);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(worker.configurationProblem).toBeUndefined();
+    await openAnother(world, other);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(world.lines('error')).toHaveLength(2);
+    expect(worker.configurationProblem).toBeInstanceOf(DeploymentMismatchError);
+    expect(world.checks).toEqual([]);
+    await worker.stop();
+  });
+
+  it('told only after stop(): nothing said or set aside', async () => {
+    let tell: (error: DeploymentMismatchError) => void = () => undefined;
+    const world = await oneBy(
+      (_, id) => status(id, 'successful'),
+      'pending',
+      60_000,
+      { deploymentMismatch: () => new Promise((resolve) => (tell = resolve)) },
+      other,
+    );
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(100);
+    const renew = vi.spyOn(world.journal, 'renew');
+    const stopped = worker.stop();
+    tell(new DeploymentMismatchError({ referenceId: world.referenceId, state: 'pending' }, other, here));
+    await stopped;
+    expect(world.lines('error')).toEqual([]);
+    expect(renew).not.toHaveBeenCalled();
+    expect(worker.configurationProblem).toBeUndefined();
+  });
+
+  it("this client's own: checked as any other", async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending', 60_000, { deploymentMismatch: mismatchOf }, here);
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(world.checks).toHaveLength(1);
+    expect(world.settled.map((record) => record.state)).toEqual(['successful']);
+    expect(worker.configurationProblem).toBeUndefined();
+    await worker.stop();
+  });
+});
+
+describe('at start', () => {
+  it("a lease shorter than a check's time limit is warned about; the defaults are not", async () => {
+    const short = await oneBy((_, id) => status(id, 'pending'), 'pending');
+    const worker = short.start({ leaseMs: 20_000 });
+    expect(short.lines('warn')).toEqual([
+      expect.stringContaining(
+        "settlement worker: leaseMs (20000 ms) is shorter than a check's time limit (timeoutMs 30000 ms): checks are cut short to fit the lease and may never finish; make leaseMs at least twice timeoutMs",
+      ),
+    ]);
+    await worker.stop();
+    const defaults = await oneBy((_, id) => status(id, 'pending'), 'pending');
+    const other = defaults.start();
+    expect(defaults.lines('warn')).toEqual([]);
+    await other.stop();
   });
 });
