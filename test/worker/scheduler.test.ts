@@ -400,3 +400,149 @@ describe('settlement worker scheduler', () => {
     await worker.stop();
   });
 });
+
+describe('settlement worker scheduler: leases and checks', () => {
+  const minuteAgo = () => new Date(Date.now() - 60_000).toISOString();
+
+  it("a check's time limit is what its lease leaves less a margin (a tenth of the lease, at most 1 s)", async () => {
+    const world = setup((id) => pending(id));
+    await world.open(1, 'pending', minuteAgo());
+    const worker = world.start({ leaseMs: 5_000, intervalMs: 200, maxIntervalMs: 200 });
+    await vi.advanceTimersByTimeAsync(10);
+    // Leased and checked at the same moment: 5 000 ms of lease, 500 ms of margin.
+    expect(world.checks.map((check) => check.timeoutMs)).toEqual([4_500]);
+    await worker.stop();
+  });
+
+  it('while its lease cannot be renewed, no check starts that could outlive it, nor with less than a margin left', async () => {
+    const world = setup((id) => pending(id));
+    // New: checked every 200 ms, its age slows nothing yet.
+    const [id] = await world.open(1, 'pending');
+    const renew = world.journal.renew.bind(world.journal);
+    let renewing = false;
+    world.journal.renew = async (owner, ids, leaseMs) => {
+      if (!renewing) throw new Error('the database is restarting');
+      return renew(owner, ids, leaseMs);
+    };
+    const startedAt = Date.now();
+    const worker = world.start({ leaseMs: 3_000, initialDelayMs: 0, intervalMs: 200, maxIntervalMs: 200, scanIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    // Leased at the start until 3 000 ms; a margin of 300 ms.
+    const checks = world.checks.map((check) => ({ at: check.at - startedAt, timeoutMs: check.timeoutMs }));
+    expect(checks.length).toBeGreaterThanOrEqual(8);
+    for (const check of checks) {
+      expect(check.at + check.timeoutMs).toBeLessThanOrEqual(3_000 - 300);
+      expect(check.timeoutMs).toBeGreaterThanOrEqual(300);
+    }
+    expect(checks.at(-1)?.at).toBeGreaterThan(2_000);
+    // The journal answers again: the lease ran out there, so the renewal loses it and nothing more is checked here.
+    renewing = true;
+    const seen = world.checks.length;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checks).toHaveLength(seen);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 1 })).toEqual([
+      expect.objectContaining({ referenceId: id }),
+    ]);
+    await worker.stop();
+  });
+
+  it('a payment waiting in the queue whose lease the renewal found lost is dropped there, never checked', async () => {
+    // The schedule's jitter at its middle: the pause is exactly intervalMs, under half a lease, so it is kept.
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const world = setup((id) => pending(id));
+    const [id] = await world.open(1, 'pending', minuteAgo());
+    const worker = world.start({ leaseMs: 30_000, intervalMs: 12_000, maxIntervalMs: 12_000, scanIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    // Another owner holds it now (as after a stall past the lease); the renewal at 10 s finds out; it was due at 12 s.
+    await world.journal.release(worker.workerId, [id as string]);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 60_000, limit: 1 })).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(world.checks).toHaveLength(1);
+    await worker.stop();
+  });
+
+  it('a payment whose creation time cannot be read is checked on its schedule, never in a loop', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const world = setup((id) => pending(id));
+    await world.open(1, 'pending', minuteAgo());
+    const lease = world.journal.lease.bind(world.journal);
+    world.journal.lease = async (request) => (await lease(request)).map((record) => ({ ...record, createdAt: 'not a time' }));
+    const worker = world.start({ intervalMs: 1_000, maxIntervalMs: 1_000, scanIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(3_500);
+    // At once (no quiet start can be told), then once a second.
+    expect(world.checks).toHaveLength(4);
+    await worker.stop();
+  });
+
+  it('stop() waits for a scan under way, then hands back what it leased', async () => {
+    const world = setup((id) => pending(id));
+    await world.open(2, 'pending', minuteAgo());
+    const lease = world.journal.lease.bind(world.journal);
+    let answer: () => void = () => undefined;
+    world.journal.lease = (request) =>
+      new Promise((resolve) => {
+        answer = () => resolve(lease(request));
+      });
+    const worker = world.start();
+    const stopped = worker.stop();
+    answer();
+    await stopped;
+    expect(world.checks).toEqual([]);
+    world.journal.lease = lease;
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 10 })).toHaveLength(2);
+  });
+
+  it('stop() waits for onSettled under way', async () => {
+    const world = setup((id) => paid(id));
+    await world.open(1, 'pending', minuteAgo());
+    let delivered: () => void = () => undefined;
+    const worker = world.start({ onSettled: () => new Promise<void>((resolve) => (delivered = resolve)) });
+    await vi.advanceTimersByTimeAsync(100);
+    let done = false;
+    const stopped = worker.stop().then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(done).toBe(false);
+    delivered();
+    await stopped;
+  });
+
+  it('stop() waits for a lease step a check began (a park)', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const parking = setup((id) => pending(id));
+    await parking.open(1, 'pending', minuteAgo());
+    const renew = parking.journal.renew.bind(parking.journal);
+    let renewed: () => void = () => undefined;
+    parking.journal.renew = (owner, ids, leaseMs) =>
+      new Promise((resolve) => {
+        renewed = () => resolve(renew(owner, ids, leaseMs));
+      });
+    const parked = parking.start({ leaseMs: 30_000, intervalMs: 20_000, maxIntervalMs: 20_000, scanIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(parking.checks).toHaveLength(1);
+    let parkedDone = false;
+    const parkedStopped = parked.stop().then(() => {
+      parkedDone = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(parkedDone).toBe(false);
+    renewed();
+    await parkedStopped;
+  });
+
+  it('an aborted signal stops the worker: nothing more is checked, its leases are handed back', async () => {
+    const world = setup((id) => pending(id));
+    await world.open(1, 'pending', minuteAgo());
+    const controller = new AbortController();
+    const worker = world.start({ signal: controller.signal, intervalMs: 200, maxIntervalMs: 200 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    controller.abort();
+    await worker.done;
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(world.checks).toHaveLength(1);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 1 })).toHaveLength(1);
+  });
+});
