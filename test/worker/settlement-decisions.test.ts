@@ -394,6 +394,20 @@ describe('a 404', () => {
 describe('a 404 that is not judged evidence', () => {
   const misdirected = () => new WrongBaseUrlError('a status check answered HTTP 404 without the envelope', notFound());
 
+  it("a wrong base URL's error line names it when it is known", async () => {
+    const world = await oneBy(() => notFound(), 'unknown', 60_000, {
+      judgeNotFound: async () => {
+        throw new WrongBaseUrlError('a status check answered HTTP 404 without the envelope', notFound(), 'https://wrong.example');
+      },
+    });
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(world.lines('error')).toEqual([
+      `[tap-collections-sdk] settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${world.referenceId}): the base URL https://wrong.example does not answer as it`,
+    ]);
+    await worker.stop();
+  });
+
   it('a wrong base URL: nothing closed, said once at error, reported until a check answers as the service again', async () => {
     let wrong = true;
     const world = await oneBy((_, id) => (wrong ? notFound() : status(id, 'pending')), 'unknown', 60_000, {
@@ -406,10 +420,9 @@ describe('a 404 that is not judged evidence', () => {
     expect(world.checks.length).toBeGreaterThanOrEqual(3);
     expect((await world.record())?.state).toBe('unknown');
     expect(worker.configurationProblem).toBeInstanceOf(WrongBaseUrlError);
+    // The error names no base URL: none was given.
     expect(world.lines('error')).toEqual([
-      expect.stringContaining(
-        `settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${world.referenceId})`,
-      ),
+      `[tap-collections-sdk] settlement worker: no payment is closed on a 404 until a check answers as the Collections API again (first seen for ${world.referenceId})`,
     ]);
     wrong = false;
     await vi.advanceTimersByTimeAsync(1_000);
@@ -1117,9 +1130,10 @@ describe('where a payment was pushed, told before its first check', () => {
     expect(world.lines('error')).toHaveLength(1);
     // Settled by a worker of its own deployment: never met again here.
     await world.writeNow({ state: 'failed', statusText: 'failed', by: 'its own worker' });
-    await vi.advanceTimersByTimeAsync(179_700);
+    // Met at the start: reported for 3 minutes from then, to the millisecond.
+    await vi.advanceTimersByTimeAsync(179_899);
     expect(worker.configurationProblem).toBeInstanceOf(DeploymentMismatchError);
-    await vi.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(1);
     expect(worker.configurationProblem).toBeUndefined();
     await openAnother(world, other);
     await vi.advanceTimersByTimeAsync(2_000);
@@ -1149,10 +1163,34 @@ describe('where a payment was pushed, told before its first check', () => {
     expect(worker.configurationProblem).toBeUndefined();
   });
 
-  it("this client's own: checked as any other", async () => {
-    const world = await oneBy((_, id) => status(id, 'successful'), 'pending', 60_000, { deploymentMismatch: mismatchOf }, here);
+  it('two other deployments: each said at error', async () => {
+    const third: PaymentDeployment = { baseUrl: 'https://old.collections.example', account: 'account-7' };
+    const world = await oneBy(
+      (_, id) => status(id, 'successful'),
+      'pending',
+      60_000,
+      {
+        deploymentMismatch: async (record) =>
+          record.deployment !== undefined && record.deployment.baseUrl !== here.baseUrl
+            ? new DeploymentMismatchError(record, record.deployment, here)
+            : undefined,
+      },
+      other,
+    );
+    await openAnother(world, third);
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(1_000);
+    const errors = world.lines('error');
+    expect(errors).toHaveLength(2);
+    expect(errors.filter((line) => line.includes(`pushed to ${other.baseUrl}`))).toHaveLength(1);
+    expect(errors.filter((line) => line.includes(`pushed to ${third.baseUrl}`))).toHaveLength(1);
+    await worker.stop();
+  });
+
+  it("this client's own: checked as any other, at once once told", async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending', 60_000, { deploymentMismatch: mismatchOf }, here);
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(10);
     expect(world.checks).toHaveLength(1);
     expect(world.settled.map((record) => record.state)).toEqual(['successful']);
     expect(worker.configurationProblem).toBeUndefined();
@@ -1174,5 +1212,16 @@ describe('at start', () => {
     const other = defaults.start();
     expect(defaults.lines('warn')).toEqual([]);
     await other.stop();
+  });
+});
+
+describe('who a change is by', () => {
+  it("the worker's journal writes name it: worker:<its id>", async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending');
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const history = await world.journal.history(world.referenceId);
+    expect(history.at(-1)).toMatchObject({ by: `worker:${worker.workerId}` });
+    await worker.stop();
   });
 });
