@@ -1225,3 +1225,91 @@ describe('who a change is by', () => {
     await worker.stop();
   });
 });
+
+describe('checks that meet other work', () => {
+  it('a payment leased again during its check is told where it went again before its next check', async () => {
+    let finishFirst: () => void = () => undefined;
+    let told = 0;
+    const world = await oneBy(
+      (call, id) =>
+        call === 1
+          ? new Promise<CollectionStatus>((resolve) => (finishFirst = () => resolve(status(id, 'pending'))))
+          : status(id, 'pending'),
+      'pending',
+      60_000,
+      {
+        deploymentMismatch: async () => {
+          told++;
+          return undefined;
+        },
+      },
+      { baseUrl: 'https://collections.example', account: 'account-1' },
+    );
+    const worker = world.start({ leaseMs: 3_000, intervalMs: 200, maxIntervalMs: 200, scanIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(50);
+    expect([told, world.checks.length]).toEqual([1, 1]);
+    // The lease is lost under the check (as after a stall), then leased to this worker again while the check is out.
+    await world.journal.release(worker.workerId, [world.referenceId]);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 60_000, limit: 1 })).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1_100);
+    await world.journal.release('another-worker', [world.referenceId]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(world.checks).toHaveLength(1);
+    finishFirst();
+    await vi.advanceTimersByTimeAsync(50);
+    expect([told, world.checks.length]).toEqual([2, 2]);
+    await worker.stop();
+  });
+
+  it("a result the journal cannot record while the journal's outage is being reported is not said again", async () => {
+    const world = await oneBy((_, id) => status(id, 'successful'), 'pending');
+    world.journal.transition = async () => {
+      throw new Error('the database is restarting');
+    };
+    const worker = world.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    expect(world.lines('warn')).toEqual([expect.stringContaining('settlement worker: could not use the journal')]);
+    expect(world.lines('error')).toEqual([]);
+    await worker.stop();
+  });
+
+  it("a 404 that arrives while another check's 429 pauses the worker is asked again after the pause, not judged", async () => {
+    let judged = 0;
+    let limited = 0;
+    const second = randomUUID();
+    const world = await oneBy(
+      (_, id) =>
+        id === second
+          ? new Promise<Error>((resolve) => setTimeout(() => resolve(notFound()), 100))
+          : limited++ === 0
+            ? new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 5_000 })
+            : status(id, 'pending'),
+      'unknown',
+      60_000,
+      {
+        judgeNotFound: async () => {
+          judged++;
+        },
+      },
+    );
+    await world.journal.insert({
+      referenceId: second,
+      state: 'unknown',
+      productId: randomUUID(),
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'x',
+      sendWindowMs: 1_000,
+    });
+    const worker = world.start({ notFoundGraceMs: 600_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(world.checkedIds.filter((id) => id === second)).toHaveLength(1);
+    expect(judged).toBe(0);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(world.checkedIds.filter((id) => id === second).length).toBeGreaterThanOrEqual(2);
+    expect(judged).toBeGreaterThanOrEqual(1);
+    await worker.stop();
+  });
+});
