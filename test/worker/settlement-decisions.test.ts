@@ -1274,6 +1274,41 @@ describe('checks that meet other work', () => {
     await worker.stop();
   });
 
+  it("a 404's second check waits out a 429 pause that began while the 404 was being judged", async () => {
+    const second = randomUUID();
+    const world = await oneBy(
+      (_, id) =>
+        id === second
+          ? new Promise<Error>((resolve) =>
+              setTimeout(() => resolve(new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 5_000 })), 50),
+            )
+          : notFound(),
+      'unknown',
+      60_000,
+      { judgeNotFound: () => new Promise((resolve) => setTimeout(resolve, 100)) },
+    );
+    await world.journal.insert({
+      referenceId: second,
+      state: 'pending',
+      statusText: 'pending',
+      productId: randomUUID(),
+      amount: 10,
+      currency: 'ZMW',
+      phoneNumber: '260*******56',
+      fingerprint: 'x',
+    });
+    const startedAt = Date.now();
+    const worker = world.start({ notFoundGraceMs: 0 });
+    await vi.advanceTimersByTimeAsync(4_000);
+    // Checked once; its second check (before it may be closed) waits for the pause from 50 ms to 5 050 ms.
+    expect(world.checkedIds.filter((id) => id === world.referenceId)).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    const times = world.checks.filter((_, index) => world.checkedIds[index] === world.referenceId).map((at) => at - startedAt);
+    expect(times.length).toBeGreaterThanOrEqual(2);
+    expect(times[1]).toBeGreaterThanOrEqual(5_050);
+    await worker.stop();
+  });
+
   it("a 404 that arrives while another check's 429 pauses the worker is asked again after the pause, not judged", async () => {
     let judged = 0;
     let limited = 0;
