@@ -546,3 +546,23 @@ describe('settlement worker scheduler: leases and checks', () => {
     expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 30_000, limit: 1 })).toHaveLength(1);
   });
 });
+
+describe('settlement worker scheduler: its timer', () => {
+  it('wakes for each check when it is due, however far off the next scan and renewal are', async () => {
+    // The schedule's jitter at its middle: every pause is exact.
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const world = setup((id, call) => (call === 5 ? paid(id) : pending(id)));
+    const created = Date.now();
+    await world.open(1);
+    const worker = world.start({
+      initialDelayMs: 5_000,
+      intervalMs: 1_000,
+      maxIntervalMs: 2_000,
+      scanIntervalMs: 60_000,
+      leaseMs: 120_000,
+    });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(world.checks.map((check) => check.at - created)).toEqual([5_000, 6_000, 7_500, 9_500, 11_500]);
+    await worker.stop();
+  });
+});
