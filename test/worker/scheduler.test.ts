@@ -446,6 +446,26 @@ describe('settlement worker scheduler: leases and checks', () => {
     await worker.stop();
   });
 
+  it('a renewal late but in time: the checks near the end of the lease wait for it, then go on, one at a time', async () => {
+    const world = setup((id) => pending(id));
+    await world.open(1, 'pending');
+    const renew = world.journal.renew.bind(world.journal);
+    // The renewals due at 1 000 ms fail until 2 500 ms (tried again every 300 ms): the lease bound nears meanwhile.
+    world.journal.renew = async (owner, ids, leaseMs) => {
+      if (Date.now() - startedAt < 2_500) throw new Error('the database is restarting');
+      return renew(owner, ids, leaseMs);
+    };
+    const startedAt = Date.now();
+    const worker = world.start({ leaseMs: 3_000, initialDelayMs: 0, intervalMs: 200, maxIntervalMs: 200, scanIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(6_000);
+    const offsets = world.checks.map((check) => check.at - startedAt);
+    // None started with less than two margins (600 ms) of the first lease left; checks went on after the renewal.
+    expect(offsets.filter((at) => at > 2_400 && at < 2_500)).toEqual([]);
+    expect(offsets.filter((at) => at >= 2_500).length).toBeGreaterThanOrEqual(10);
+    expect(world.maxInFlight()).toBe(1);
+    await worker.stop();
+  });
+
   it('a payment waiting in the queue whose lease the renewal found lost is dropped there, never checked', async () => {
     // The schedule's jitter at its middle: the pause is exactly intervalMs, under half a lease, so it is kept.
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
