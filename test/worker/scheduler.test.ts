@@ -568,6 +568,21 @@ describe('settlement worker scheduler: leases and checks', () => {
 });
 
 describe('settlement worker scheduler: its timer', () => {
+  it('a new payment still in its quiet start holds back no re-check that is due', async () => {
+    const world = setup((id) => pending(id));
+    const [old] = await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ initialDelayMs: 5_000, intervalMs: 1_000, maxIntervalMs: 1_000, scanIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(100);
+    const [young] = await world.open(1);
+    await vi.advanceTimersByTimeAsync(4_500);
+    const checked = (id: string | undefined) => world.checks.filter((check) => check.referenceId === id).length;
+    expect(checked(old)).toBeGreaterThanOrEqual(4);
+    expect(checked(young)).toBe(0);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(checked(young)).toBe(1);
+    await worker.stop();
+  });
+
   it('wakes for each check when it is due, however far off the next scan and renewal are', async () => {
     // The schedule's jitter at its middle: every pause is exact.
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
