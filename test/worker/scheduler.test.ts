@@ -11,7 +11,7 @@ import {
   startSettlementWorker,
 } from '../../src/collections/settlement-worker.ts';
 import { StatusWords } from '../../src/collections/status-words.ts';
-import { NotFoundError, RateLimitError } from '../../src/core/errors.ts';
+import { InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
 import type { PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
@@ -82,8 +82,9 @@ function setup(
     },
   };
   const settled: PaymentRecord[] = [];
-  const start = (options: SettlementWorkerOptions = {}) =>
-    startSettlementWorker(context, { onSettled: (record) => void settled.push(record), ...options });
+  /** Starts a worker; `contextExtra` replaces parts of its client (a check of its own, `tokenAtSend`). */
+  const start = (options: SettlementWorkerOptions = {}, contextExtra: Partial<SettlementWorkerContext> = {}) =>
+    startSettlementWorker({ ...context, ...contextExtra }, { onSettled: (record) => void settled.push(record), ...options });
   /** Opens `count` payments in `state`, created at `createdAt`; `firstId` names the first (default: a new UUID). */
   async function open(
     count: number,
@@ -568,6 +569,41 @@ describe('settlement worker scheduler: leases and checks', () => {
 });
 
 describe('settlement worker scheduler: its timer', () => {
+  it('checks that end before taking their token (a client refusing before the request leaves) leave the budget whole', async () => {
+    const world = setup((id) => pending(id));
+    await world.open(1);
+    const sent: number[] = [];
+    let calls = 0;
+    const worker = world.start(
+      { requestsPerSecond: 2, initialDelayMs: 0, intervalMs: 200, maxIntervalMs: 200 },
+      {
+        // As the client's check does: the token is taken right before the request leaves.
+        tokenAtSend: true,
+        check: async (referenceId, _timeoutMs, _signal, takeToken) => {
+          calls++;
+          if (calls <= 4)
+            throw new InternalServerError({
+              code: undefined,
+              requestId: undefined,
+              body: undefined,
+              service: 'collections',
+              status: 503,
+              message: 'refused before sending',
+            });
+          await takeToken?.();
+          sent.push(Date.now());
+          return pending(referenceId);
+        },
+      },
+    );
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(calls).toBeGreaterThan(4);
+    // Then re-checks at the budget's pace (one of its two tokens a window is kept for first checks, and a token is
+    // spent for 1.25 s): none of it kept by the checks that never sent.
+    expect(sent.length).toBeGreaterThanOrEqual(4);
+    await worker.stop();
+  });
+
   it('a new payment still in its quiet start holds back no re-check that is due', async () => {
     const world = setup((id) => pending(id));
     const [old] = await world.open(1, 'pending', new Date(Date.now() - 60_000).toISOString());
