@@ -467,6 +467,24 @@ describe('settlement worker scheduler: leases and checks', () => {
     await worker.stop();
   });
 
+  it('a payment whose lease was lost between checks is checked again once it is leased back', async () => {
+    const world = setup((id) => pending(id));
+    const [id] = await world.open(1, 'pending', minuteAgo());
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const worker = world.start({ leaseMs: 6_000, intervalMs: 2_500, maxIntervalMs: 2_500, scanIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(world.checks).toHaveLength(1);
+    await world.journal.release(worker.workerId, [id as string]);
+    expect(await world.journal.lease({ owner: 'another-worker', leaseMs: 3_000, limit: 1 })).toHaveLength(1);
+    // The renewal at 2 s finds it lost before its next check (2.5 s); the other lease runs out at 3.1 s.
+    await vi.advanceTimersByTimeAsync(2_900);
+    expect(world.checks).toHaveLength(1);
+    // The next scan leases it back: due at once.
+    await vi.advanceTimersByTimeAsync(300);
+    expect(world.checks).toHaveLength(2);
+    await worker.stop();
+  });
+
   it('a payment waiting in the queue whose lease the renewal found lost is dropped there, never checked', async () => {
     // The schedule's jitter at its middle: the pause is exactly intervalMs, under half a lease, so it is kept.
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
