@@ -140,6 +140,17 @@ describe('a row that cannot be read is refused with its reason, never read as a 
     await journal.close();
   });
 
+  it('a reference id with a UUID inside it, and more before or after, is not a UUID', () => {
+    const uuid = '0b8c2f1e-4a7d-4c3b-9e2f-5d6a7b8c9d0e';
+    for (const referenceId of [`x${uuid}`, `${uuid}x`]) {
+      const report = vi.fn();
+      expect(new RowReader(report).read({ reference_id: referenceId, state: 'pending' })).toBeUndefined();
+      expect(report.mock.calls).toEqual([
+        [expect.objectContaining({ reason: 'a reference_id that is not a UUID (a row the SDK did not write)' })],
+      ]);
+    }
+  });
+
   it('a reader given no reporter says the skipped row on the console, with its reference id and reason', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     try {
