@@ -587,6 +587,22 @@ describe('settlement worker scheduler: leases and checks', () => {
 });
 
 describe('settlement worker scheduler: its timer', () => {
+  it("a new payment's first check takes the token re-checks leave, at once, while re-checks fill the budget", async () => {
+    const world = setup((id) => pending(id));
+    // Two payments (the worker's quota at 2 checks a second), each due every second: more than the budget gives
+    // re-checks (one token of two, each spent for 1.25 s).
+    await world.open(2, 'pending', new Date(Date.now() - 60_000).toISOString());
+    const worker = world.start({ requestsPerSecond: 2, initialDelayMs: 0, intervalMs: 1_000, maxIntervalMs: 1_000, scanIntervalMs: 100 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    const openedAt = Date.now();
+    const [fresh] = await world.open(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    const first = world.checks.find((check) => check.referenceId === fresh);
+    // Leased at the next scan (at most 100 ms), then checked at once: the token kept for first checks is free.
+    expect((first?.at ?? Number.POSITIVE_INFINITY) - openedAt).toBeLessThanOrEqual(100);
+    await worker.stop();
+  });
+
   it('checks that end before taking their token (a client refusing before the request leaves) leave the budget whole', async () => {
     const world = setup((id) => pending(id));
     await world.open(1);
