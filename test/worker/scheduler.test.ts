@@ -607,7 +607,9 @@ describe('settlement worker scheduler: its timer', () => {
     const world = setup((id) => pending(id));
     await world.open(1);
     const sent: number[] = [];
+    const called: number[] = [];
     let calls = 0;
+    const startedAt = Date.now();
     const worker = world.start(
       { requestsPerSecond: 2, initialDelayMs: 0, intervalMs: 200, maxIntervalMs: 200 },
       {
@@ -615,6 +617,7 @@ describe('settlement worker scheduler: its timer', () => {
         tokenAtSend: true,
         check: async (referenceId, _timeoutMs, _signal, takeToken) => {
           calls++;
+          called.push(Date.now() - startedAt);
           if (calls <= 4)
             throw new InternalServerError({
               code: undefined,
@@ -632,6 +635,8 @@ describe('settlement worker scheduler: its timer', () => {
     );
     await vi.advanceTimersByTimeAsync(6_000);
     expect(calls).toBeGreaterThan(4);
+    // The failures spent no token either: they came on the schedule (every 200 ms), not at the budget's pace.
+    expect(called.slice(0, 4).every((at, index) => at <= index * 250)).toBe(true);
     // Then re-checks at the budget's pace (one of its two tokens a window is kept for first checks, and a token is
     // spent for 1.25 s): none of it kept by the checks that never sent.
     expect(sent.length).toBeGreaterThanOrEqual(4);
