@@ -416,8 +416,9 @@ describe('settlement worker scheduler: leases and checks', () => {
   });
 
   it('while its lease cannot be renewed, no check starts that could outlive it, nor with less than a margin left', async () => {
+    // The schedule's jitter at its middle: checked every 200 ms exactly (new: its age slows nothing yet).
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const world = setup((id) => pending(id));
-    // New: checked every 200 ms, its age slows nothing yet.
     const [id] = await world.open(1, 'pending');
     const renew = world.journal.renew.bind(world.journal);
     let renewing = false;
@@ -435,7 +436,8 @@ describe('settlement worker scheduler: leases and checks', () => {
       expect(check.at + check.timeoutMs).toBeLessThanOrEqual(3_000 - 300);
       expect(check.timeoutMs).toBeGreaterThanOrEqual(300);
     }
-    expect(checks.at(-1)?.at).toBeGreaterThan(2_000);
+    // The last at 2 400 ms, with exactly the margin left for it.
+    expect(checks.at(-1)).toEqual({ at: 2_400, timeoutMs: 300 });
     // The journal answers again: the lease ran out there, so the renewal loses it and nothing more is checked here.
     renewing = true;
     const seen = world.checks.length;
