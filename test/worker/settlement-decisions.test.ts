@@ -15,7 +15,7 @@ import type { SettlementWorkerContext } from '../../src/collections/settlement-w
 import { StatusWords } from '../../src/collections/status-words.ts';
 import { AuthenticationError, ConfigurationError, InternalServerError, NotFoundError, RateLimitError } from '../../src/core/errors.ts';
 import { LevelLogger } from '../../src/core/logger.ts';
-import type { PaymentChange, PaymentDeployment, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
+import type { NewPaymentRecord, PaymentChange, PaymentDeployment, PaymentRecord, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { RecordWatch } from '../../src/journal/record-watch.ts';
 
@@ -29,6 +29,9 @@ const status = (referenceId: string, statusText: string, transactionCode: string
 });
 const apiError = { code: undefined, requestId: undefined, body: undefined, service: 'collections' as const };
 const notFound = () => new NotFoundError({ ...apiError, status: 404, message: 'not found' });
+
+/** What every payment here is for. */
+const PAYMENT = { amount: 10, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'x' } as const;
 
 /** A worker over a memory journal holding one payment in `state`, opened `ageMs` ago; `answer` scripts its checks. */
 async function oneBy(
@@ -44,13 +47,10 @@ async function oneBy(
   const referenceId = randomUUID();
   clock.offsetMs = -ageMs;
   await journal.insert({
+    ...PAYMENT,
     referenceId,
     state,
     productId: randomUUID(),
-    amount: 10,
-    currency: 'ZMW',
-    phoneNumber: '260*******56',
-    fingerprint: 'x',
     ...(state === 'pending' ? { statusText: 'pending' } : {}),
     // The window of the create that opened it: without one a record is judged by the longest window (never closed).
     ...(state === 'initiating' || state === 'unknown' ? { sendWindowMs: 1_000 } : {}),
@@ -99,6 +99,19 @@ async function oneBy(
     const get = journal.get.bind(journal);
     journal.get = async (id) => (checks.length === 0 ? get(id) : undefined);
   };
+  /** Another open payment in the same journal, created now: `pending` unless `fields` say otherwise; its id. */
+  const openAnother = async (fields: Partial<NewPaymentRecord> = {}) => {
+    const another = {
+      ...PAYMENT,
+      referenceId: randomUUID(),
+      productId: randomUUID(),
+      state: 'pending' as const,
+      statusText: 'pending',
+      ...fields,
+    };
+    await journal.insert(another);
+    return another.referenceId;
+  };
   return {
     journal,
     referenceId,
@@ -111,6 +124,7 @@ async function oneBy(
     watch,
     writeNow,
     purgeOnceChecked,
+    openAnother,
     record: () => journal.get(referenceId),
   };
 }
@@ -615,17 +629,7 @@ describe('bookkeeping', () => {
     await vi.advanceTimersByTimeAsync(2_000);
     expect((await world.record())?.state).toBe(closed);
     const checksOfFirst = world.checks.length;
-    const next = randomUUID();
-    await world.journal.insert({
-      referenceId: next,
-      state: 'pending',
-      statusText: 'pending',
-      productId: randomUUID(),
-      amount: 10,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'x',
-    });
+    const next = await world.openAnother();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(world.checkedIds.slice(checksOfFirst)).toContain(next);
     expect(world.checkedIds.slice(checksOfFirst)).not.toContain(world.referenceId);
@@ -1053,22 +1057,6 @@ describe('where a payment was pushed, told before its first check', () => {
   /** The client's deployment check: a record of `other` is another deployment's. */
   const mismatchOf = async (record: Pick<PaymentRecord, 'referenceId' | 'state' | 'deployment'>) =>
     record.deployment?.baseUrl === other.baseUrl ? new DeploymentMismatchError(record, other, here) : undefined;
-  /** A second open payment in `world`'s journal, pushed to `deployment`. */
-  const openAnother = async (world: Awaited<ReturnType<typeof oneBy>>, deployment: PaymentDeployment) => {
-    const referenceId = randomUUID();
-    await world.journal.insert({
-      referenceId,
-      state: 'pending',
-      statusText: 'pending',
-      productId: randomUUID(),
-      amount: 10,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'x',
-      deployment,
-    });
-    return referenceId;
-  };
 
   it('not told (the key function failed): never checked, said at error, its lease left to lapse; checked once told', async () => {
     for (const failure of [new Error('the key function failed'), new ConfigurationError('the API key could not be read')]) {
@@ -1106,7 +1094,7 @@ describe('where a payment was pushed, told before its first check', () => {
 
   it("another deployment's: never checked, said at error once per deployment, later ones at debug; reported", async () => {
     const world = await oneBy((_, id) => status(id, 'successful'), 'pending', 60_000, { deploymentMismatch: mismatchOf }, other);
-    const second = await openAnother(world, other);
+    const second = await world.openAnother({ deployment: other });
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(1_000);
     expect(world.checks).toEqual([]);
@@ -1135,7 +1123,7 @@ describe('where a payment was pushed, told before its first check', () => {
     expect(worker.configurationProblem).toBeInstanceOf(DeploymentMismatchError);
     await vi.advanceTimersByTimeAsync(1);
     expect(worker.configurationProblem).toBeUndefined();
-    await openAnother(world, other);
+    await world.openAnother({ deployment: other });
     await vi.advanceTimersByTimeAsync(2_000);
     expect(world.lines('error')).toHaveLength(2);
     expect(worker.configurationProblem).toBeInstanceOf(DeploymentMismatchError);
@@ -1177,7 +1165,7 @@ describe('where a payment was pushed, told before its first check', () => {
       },
       other,
     );
-    await openAnother(world, third);
+    await world.openAnother({ deployment: third });
     const worker = world.start();
     await vi.advanceTimersByTimeAsync(1_000);
     const errors = world.lines('error');
@@ -1287,16 +1275,7 @@ describe('checks that meet other work', () => {
       60_000,
       { judgeNotFound: () => new Promise((resolve) => setTimeout(resolve, 100)) },
     );
-    await world.journal.insert({
-      referenceId: second,
-      state: 'pending',
-      statusText: 'pending',
-      productId: randomUUID(),
-      amount: 10,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'x',
-    });
+    await world.openAnother({ referenceId: second });
     const startedAt = Date.now();
     const worker = world.start({ notFoundGraceMs: 0 });
     await vi.advanceTimersByTimeAsync(4_000);
@@ -1328,16 +1307,7 @@ describe('checks that meet other work', () => {
         },
       },
     );
-    await world.journal.insert({
-      referenceId: second,
-      state: 'unknown',
-      productId: randomUUID(),
-      amount: 10,
-      currency: 'ZMW',
-      phoneNumber: '260*******56',
-      fingerprint: 'x',
-      sendWindowMs: 1_000,
-    });
+    await world.openAnother({ referenceId: second, state: 'unknown', statusText: undefined, sendWindowMs: 1_000 });
     const worker = world.start({ notFoundGraceMs: 600_000 });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(world.checkedIds.filter((id) => id === second)).toHaveLength(1);
