@@ -5,7 +5,6 @@
  * A memory journal with fake timers; the worker that owns the leases is replaced by the hooks it would give.
  * (The same rules as a running worker shows them: scheduler.test.ts.)
  */
-import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JournalOutage } from '../../src/collections/journal-outage.ts';
 import { plan, SET_ASIDE_MS } from '../../src/collections/settlement-worker-options.ts';
@@ -14,6 +13,8 @@ import { LevelLogger } from '../../src/core/logger.ts';
 import type { PaymentDeployment, PaymentJournal, PaymentState } from '../../src/journal/journal.ts';
 import { MemoryJournal } from '../../src/journal/memory.ts';
 import { RecordWatch } from '../../src/journal/record-watch.ts';
+import { PHONES } from '../../src/testing/index.ts';
+import { openRecord } from './journal-records.ts';
 
 const LEASE_MS = 30_000;
 const SCAN_INTERVAL_MS = 5_000;
@@ -63,19 +64,9 @@ function setup({ quota = 4, reserve = 1, deploymentMismatch = false, leaseMs = L
     const now = Date.now();
     vi.setSystemTime(now - ageMs);
     for (let index = 0; index < count; index++) {
-      const referenceId = randomUUID();
-      ids.push(referenceId);
-      await journal.insert({
-        referenceId,
-        state,
-        productId: randomUUID(),
-        amount: 10,
-        currency: 'ZMW',
-        phoneNumber: '260*******56',
-        fingerprint: 'x',
-        sendWindowMs: 0,
-        ...extra,
-      });
+      const record = { ...openRecord(PHONES.succeeds, state), ...extra };
+      ids.push(record.referenceId);
+      await journal.insert(record);
     }
     vi.setSystemTime(now);
     return ids;
