@@ -133,7 +133,8 @@ class Worker implements SettlementWorker {
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
-    this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
+    // Not `once`: a signal aborts once, and stop() removes the listener first thing, also when it is called directly.
+    this.#signal?.addEventListener('abort', this.#onAbort);
     this.#pump();
   }
 
