@@ -30,6 +30,19 @@ const status = (referenceId: string, statusText: string, transactionCode: string
 const apiError = { code: undefined, requestId: undefined, body: undefined, service: 'collections' as const };
 const notFound = () => new NotFoundError({ ...apiError, status: 404, message: 'not found' });
 
+/**
+ * `value` after `ms`, or the abort's reason first: a check answering late honours the worker's signal as the real one
+ * does, so `stop()` never waits on a fake timer nobody advances.
+ */
+const answerAfter = <T>(ms: number, value: () => T, signal?: AbortSignal) =>
+  new Promise<T | Error>((resolve) => {
+    const timer = setTimeout(() => resolve(value()), ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(signal.reason as Error);
+    });
+  });
+
 /** What every payment here is for. */
 const PAYMENT = { amount: 10, currency: 'ZMW', phoneNumber: '260*******56', fingerprint: 'x' } as const;
 
@@ -1265,11 +1278,9 @@ describe('checks that meet other work', () => {
   it("a 404's second check waits out a 429 pause that began while the 404 was being judged", async () => {
     const second = randomUUID();
     const world = await oneBy(
-      (_, id) =>
+      (_, id, signal) =>
         id === second
-          ? new Promise<Error>((resolve) =>
-              setTimeout(() => resolve(new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 5_000 })), 50),
-            )
+          ? answerAfter(50, () => new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 5_000 }), signal)
           : notFound(),
       'unknown',
       60_000,
@@ -1293,9 +1304,9 @@ describe('checks that meet other work', () => {
     let limited = 0;
     const second = randomUUID();
     const world = await oneBy(
-      (_, id) =>
+      (_, id, signal) =>
         id === second
-          ? new Promise<Error>((resolve) => setTimeout(() => resolve(notFound()), 100))
+          ? answerAfter(100, notFound, signal)
           : limited++ === 0
             ? new RateLimitError({ ...apiError, status: 429, message: 'slow down', retryAfterMs: 5_000 })
             : status(id, 'pending'),
