@@ -500,6 +500,12 @@ describe('ClientDeployment', () => {
   });
   const keys = Array.from({ length: 66 }, (_, index) => `tap_test_key_rotation_${String(index).padStart(3, '0')}`);
 
+  it('a key reads as the same account identity in every release: records written earlier stay recognized by their key', async () => {
+    // A fixed vector, computed outside the SDK (HMAC-SHA-256 under the key of the label 'tap-collections-sdk/account/v1',
+    // first 16 hex digits). A change of the label or the derivation would strand every record an earlier release wrote.
+    expect(await keyIdentity('tap_test_key_identity_vector_2026')).toBe('key:5a5f0b01f4bf40b1');
+  });
+
   it('remembers the last 64 keys a key function returned, the one used last the newest: older ones are another account', async () => {
     const source = () => keys[0] as string;
     let current = keys[0] as string;
