@@ -155,6 +155,33 @@ describe("duplicateReferences: 'refused', within one initiate", () => {
     expect(trail()).toEqual([CREATE, CREATE]);
   });
 
+  it('sends the resend whose time limit ends exactly when the memory does', async () => {
+    useFakeClock();
+    // 40 s of Retry-After and the resend's 30 s time limit end exactly at the 70 s memory: the service still holds it.
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 40, times: 1 });
+    const exact = await settle(refused({ duplicateMemoryMs: 70_000 }).initiate(collectionInput()));
+    expect(exact.value).toMatchObject({ referenceId: REFERENCE_ID, status: 'pending' });
+    expect(trail()).toEqual([CREATE, CREATE]);
+    // A millisecond less and it could end past the memory: the reference is checked instead.
+    requests.length = 0;
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 40, times: 1 });
+    const over = await settle(refused({ duplicateMemoryMs: 69_999 }).initiate(collectionInput({ referenceId: OTHER_REFERENCE })));
+    expect(over.error).toBeInstanceOf(UnknownOutcomeError);
+    expect(trail()).toEqual([CREATE, 'GET /check']);
+  });
+
+  it('says once that the service may have forgotten the reference, however many checks it takes', async () => {
+    useFakeClock();
+    simulator.injectFault({ route: CREATE, status: 503, retryAfter: 40, times: 1 });
+    // The check that replaces the resend is itself refused once, then answers.
+    simulator.injectFault({ route: 'GET /v1/collections/check/:referenceId', status: 503, retryAfter: 0, times: 1 });
+    const { logger, lines } = capturingLogger();
+    const call = await settle(refused({ duplicateMemoryMs: 60_000, logger, logLevel: 'warn' }).initiate(collectionInput()));
+    expect(call.error).toBeInstanceOf(UnknownOutcomeError);
+    expect(trail()).toEqual([CREATE, 'GET /check', 'GET /check']);
+    expect(lines.filter((line) => line.includes('may have forgotten it by now'))).toHaveLength(1);
+  });
+
   it('a 409 on a first attempt (no unknown outcome, no record of its own) is still ConflictError: the caller reused a reference', async () => {
     useFakeClock();
     await client().initiate(collectionInput());

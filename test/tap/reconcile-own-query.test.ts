@@ -69,6 +69,9 @@ describe('submitCustomerQuery: recognising its own query after an unknown outcom
     const error = await rejectionOf(clientOf(server).submitCustomerQuery(customerQueryInput({ referenceId: REFERENCE_ID })));
     expect(error).toBeInstanceOf(UnknownOutcomeError);
     expect((error as UnknownOutcomeError).cause).toBeInstanceOf(ConflictError);
+    // What the lookup saw, said as no proof either way.
+    expect((error as UnknownOutcomeError).seen).toBe('nothing-yet');
+    expect((error as Error).message).toContain('the lookup found nothing yet, which proves nothing');
     expect(ownRecords(server)).toHaveLength(1);
   });
 });
