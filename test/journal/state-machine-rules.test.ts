@@ -49,6 +49,26 @@ describe('decide: what each observation does in each state', () => {
     } else expect(decision).toEqual({ kind: 'refuse' });
   });
 
+  it('sending writes where the push goes only into a record that does not know it yet, never over a known one', () => {
+    const production = { baseUrl: 'https://collections.example', account: 'key:0123456789abcdef' };
+    const sandbox = { baseUrl: 'https://sandbox.example', account: 'key:fedcba9876543210' };
+    const sending = (deployment?: typeof production) => ({
+      kind: 'sending' as const,
+      sendWindowMs: 1_000,
+      ...(deployment ? { deployment } : {}),
+    });
+    const changeOf = (decision: ReturnType<typeof decide>) => (decision.kind === 'change' ? decision.change : undefined);
+    // An earlier release's record (none), or one whose account was not read: the attempt says where it goes.
+    expect(changeOf(decide(recordIn('unknown'), sending(production), 'till-1'))).toHaveProperty('deployment', production);
+    const unread = recordIn('unknown', { deployment: { baseUrl: production.baseUrl, account: '' } });
+    expect(changeOf(decide(unread, sending(production), 'till-1'))).toHaveProperty('deployment', production);
+    // A known deployment stays: what the record's push went to is never rewritten.
+    const known = recordIn('unknown', { deployment: production });
+    expect(changeOf(decide(known, sending(sandbox), 'till-1'))).not.toHaveProperty('deployment');
+    // An attempt that does not say where it goes writes no deployment at all.
+    expect(changeOf(decide(recordIn('unknown'), sending(), 'till-1'))).not.toHaveProperty('deployment');
+  });
+
   it.for(STATES)('accepted on %s: an open record becomes pending with the service word; a final one keeps its state', (state) => {
     const decision = decide(recordIn(state), { kind: 'accepted', statusText: 'pending', requestId: 'req-9' }, 'till-1');
     // A 202 for a payment closed as never sent or refused contradicts it: marked, never moved.
@@ -342,6 +362,21 @@ describe('settleNotFound: a 404 closes a record only when nothing can still arri
       kind: 'sending',
       sendWindowMs: 2_000,
     });
+    expect(verdict).toMatchObject({ applied: true, decidable: true, record: { state: 'initiating', sendWindowMs: 2_000 } });
+  });
+
+  it("a takeover whose recheck 404 carries a request id still writes sending: the 404's id names only a not-sent close", async () => {
+    const { clock, journal } = await clocked();
+    clock.now += 60_000;
+    const verdict = await settleNotFound(
+      journal,
+      watchedLongEnough(),
+      REFERENCE_ID,
+      0,
+      async () => ({ kind: 'not-found', requestId: 'req-404' }),
+      'initiate',
+      { kind: 'sending', sendWindowMs: 2_000 },
+    );
     expect(verdict).toMatchObject({ applied: true, decidable: true, record: { state: 'initiating', sendWindowMs: 2_000 } });
   });
 
