@@ -343,6 +343,64 @@ describe('what the resend of a journal record may and may not conclude', () => {
     expect(createBodies()).toHaveLength(1);
   });
 
+  it('a resend whose takeover another writer beat sends nothing: it answers from what that writer recorded', async () => {
+    const journal = new MemoryJournal();
+    const info: string[] = [];
+    const logger: Logger = { debug: () => undefined, info: (line) => info.push(line), warn: () => undefined, error: () => undefined };
+    const till = refused({ journal, maxRetries: 0, logger, logLevel: 'info' });
+    await leaveUnknown(till, journal);
+    const transition = journal.transition.bind(journal);
+    let beaten = false;
+    journal.transition = async (referenceId, version, change) => {
+      if (!beaten && change.state === 'initiating') {
+        beaten = true;
+        // Another till's poll records the service's word between this resend's read and its takeover.
+        await transition(referenceId, version, { state: 'pending', statusText: 'pending', by: 'another-till' });
+      }
+      return transition(referenceId, version, change);
+    };
+    requests.length = 0;
+    const [recovered] = await till.recover();
+    expect(beaten).toBe(true);
+    expect(recovered).toMatchObject({ state: 'pending', version: 3 });
+    expect(createBodies()).toHaveLength(0);
+    expect(info.filter((line) => line.includes('resending'))).toEqual([]);
+  });
+
+  it('a resend says so once, naming the reference and why its answer decides', async () => {
+    const journal = new MemoryJournal();
+    const info: string[] = [];
+    const logger: Logger = { debug: () => undefined, info: (line) => info.push(line), warn: () => undefined, error: () => undefined };
+    const till = refused({ journal, maxRetries: 0, logger, logLevel: 'info' });
+    await leaveUnknown(till, journal);
+    const [recovered] = await till.recover();
+    expect(recovered?.state).toBe('pending');
+    expect(info.filter((line) => line.includes('resending'))).toEqual([
+      expect.stringContaining(`resending the create of referenceId ${REFERENCE_ID}: the service refuses duplicates, so its answer decides`),
+    ]);
+  });
+
+  it('a resend stopped before it left proves nothing of the earlier push: the record stays unknown, never not-sent', async () => {
+    const journal = new MemoryJournal();
+    const till = refused({ journal, maxRetries: 0 });
+    await leaveUnknown(till, journal);
+    // The caller stops as the resend takes the record over: no attempt of this call leaves, but the first may arrive.
+    const controller = new AbortController();
+    const reason = new Error('till closed');
+    const transition = journal.transition.bind(journal);
+    journal.transition = async (referenceId, version, change) => {
+      const result = await transition(referenceId, version, change);
+      if (change.state === 'initiating') controller.abort(reason);
+      return result;
+    };
+    requests.length = 0;
+    // The first push's outcome is still unknown: that, not the abort, is what the caller must hear.
+    const error = await rejectionOf(till.recover({ signal: controller.signal }));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect(createBodies()).toHaveLength(0);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
+  });
+
   it('a 404 to the resend refuses nothing: the earlier push may exist, so the record stays open', async () => {
     const journal = new MemoryJournal();
     const till = refused({ journal, maxRetries: 0 });

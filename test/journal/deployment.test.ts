@@ -306,6 +306,7 @@ describe('no push leaves from a record that does not say where it went', () => {
     const retry = track(failing.initiate(collectionInput()));
     await advanceUntilSettled(retry, 5);
     expect(retry.error).toBeInstanceOf(UnknownOutcomeError);
+    expect((retry.error as UnknownOutcomeError).seen).toBe('unreachable');
     expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
   });
 

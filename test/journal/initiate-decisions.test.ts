@@ -187,12 +187,25 @@ describe('a payment already in the journal', () => {
     );
     const client = collectionsClient({ journal });
     // The first call starts this process's watch of the record; then it has watched it past the window and the grace.
-    expect(await rejectionOf(client.initiate(collectionInput()))).toBeInstanceOf(UnknownOutcomeError);
+    const young = await rejectionOf(client.initiate(collectionInput()));
+    expect(young).toBeInstanceOf(UnknownOutcomeError);
+    // What it saw is said as what it is: a 404, no proof yet.
+    expect((young as UnknownOutcomeError).seen).toBe('not-found');
     watchFor(45_000 + DEFAULT_NOT_FOUND_GRACE_MS);
     await expect(client.initiate(collectionInput())).resolves.toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
     expect(posts()).toBe(0);
     expect(checks()).toBe(3);
     expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'pending', statusText: 'pending' });
+  });
+
+  it('its status check failing: UnknownOutcomeError saying no check got through, nothing sent, the record as it was', async () => {
+    const { journal, record } = await journalWithEarlier('unknown', 60_000);
+    server.use(http.get(CHECK_URL, unavailable), http.post(INITIATE_URL, accepted));
+    const error = await rejectionOf(collectionsClient({ journal, maxRetries: 0 }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    expect((error as UnknownOutcomeError).seen).toBe('unreachable');
+    expect(posts()).toBe(0);
+    expect(await journal.get(REFERENCE_ID)).toEqual(record);
   });
 
   it('aborted during the status check: the signal’s reason (the caller stopped it), not UnknownOutcomeError', async () => {
@@ -283,6 +296,34 @@ describe('a different payment under the same referenceId whose fingerprint match
 });
 
 describe('two overlapping calls for one payment', () => {
+  it('the second waits for the first and answers from its record: no status check, no second push', async () => {
+    const journal = new MemoryJournal();
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    // The first push is held at the service until a status check arrives (a second call that did not wait would ask
+    // while the first is out), or a tenth of a second at most: a call that waits is right however long that takes.
+    const atMost = setTimeout(answer, 100);
+    server.use(
+      http.post(INITIATE_URL, async () => {
+        await answered;
+        return accepted();
+      }),
+      http.get(CHECK_URL, () => {
+        answer();
+        return serviceNotFound();
+      }),
+    );
+    const client = collectionsClient({ journal });
+    const first = client.initiate(collectionInput());
+    const second = client.initiate(collectionInput());
+    await expect(first).resolves.toMatchObject({ status: 'pending' });
+    await expect(second).resolves.toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
+    clearTimeout(atMost);
+    expect([posts(), checks()]).toEqual([1, 0]);
+  });
+
   it('the first ending does not hand the payment to recover() while the second still runs', async () => {
     const journal = new MemoryJournal();
     const insert = journal.insert.bind(journal);

@@ -178,4 +178,41 @@ describe("a call's attempt refused while another writer resent its record (a ser
     if (state === 'pending') expect(settled).toEqual({ result: expect.objectContaining({ referenceId: REFERENCE_ID, status: 'pending' }) });
     else expect('error' in settled && settled.error).toBeInstanceOf(UnknownOutcomeError);
   });
+  it.each([
+    ['successful', 'resolves with it', 'successful'],
+    ['failed', 'resolves with it', 'failed'],
+    ['rejected', 'the attempt’s own error stands (nothing of this call was sent, and the payment is closed)', undefined],
+  ] as const)("another writer recorded the payment %s while this call's attempt was refused: %s", async (state, _, status) => {
+    const journal = new MemoryJournal();
+    const settled = await refusing(journal, async () => {
+      // Another process's write lands while this call's attempt is on its way; then this attempt is refused.
+      const current = await journal.get(REFERENCE_ID);
+      if (current !== undefined) await journal.transition(REFERENCE_ID, current.version, { state, statusText: state, by: 'another-till' });
+      throw refused();
+    })
+      .initiate(input)
+      .then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+    if (status !== undefined) expect(settled).toEqual({ result: expect.objectContaining({ referenceId: REFERENCE_ID, status }) });
+    else expect('error' in settled && settled.error).toBeInstanceOf(ConnectionError);
+    expect((await journal.get(REFERENCE_ID))?.state).toBe(state);
+  });
+
+  it("this call's attempt refused by the service itself (a 400) while another writer's resend was accepted: pending", async () => {
+    const journal = new MemoryJournal();
+    const other = refusing(journal, async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/health') return json(200, { success: true, data: { status: 'ok' } });
+      if (request.method === 'GET') return json(404, { success: false, code: 'E_NOT_FOUND', message: 'Collection not found' });
+      return accepted();
+    });
+    const result = await refusing(journal, async () => {
+      await other.recover().catch(() => undefined);
+      return json(400, { success: false, code: 'E_BAD_REQUEST', message: 'bad request' });
+    }).initiate(input);
+    expect(result).toMatchObject({ referenceId: REFERENCE_ID, status: 'pending' });
+    expect((await journal.get(REFERENCE_ID))?.state).toBe('pending');
+  });
 });
