@@ -401,6 +401,34 @@ describe('what the resend of a journal record may and may not conclude', () => {
     expect((await journal.get(REFERENCE_ID))?.state).toBe('unknown');
   });
 
+  it('a journal that cannot tell the time before a resend: JournalError saying so, nothing sent', async () => {
+    const journal = new MemoryJournal();
+    const till = refused({ journal, maxRetries: 0 });
+    await leaveUnknown(till, journal);
+    journal.now = async () => {
+      throw new Error('connection to the database lost');
+    };
+    requests.length = 0;
+    const error = await rejectionOf(till.initiate(collectionInput()));
+    expect((error as Error).message).toContain('Payment journal: could not read the clock: connection to the database lost');
+    expect(createBodies()).toHaveLength(0);
+  });
+
+  it('a journal that cannot read the payment back after its resend: JournalError saying so, the resend made once', async () => {
+    const journal = new MemoryJournal();
+    const till = refused({ journal, maxRetries: 0 });
+    await leaveUnknown(till, journal);
+    requests.length = 0;
+    const get = journal.get.bind(journal);
+    journal.get = async (referenceId) => {
+      if (createBodies().length > 0) throw new Error('connection to the database lost');
+      return get(referenceId);
+    };
+    const error = await rejectionOf(till.recover());
+    expect((error as Error).message).toContain('Payment journal: could not read the payment: connection to the database lost');
+    expect(createBodies()).toHaveLength(1);
+  });
+
   it('a 404 to the resend refuses nothing: the earlier push may exist, so the record stays open', async () => {
     const journal = new MemoryJournal();
     const till = refused({ journal, maxRetries: 0 });

@@ -177,6 +177,34 @@ describe('a payment already in the journal', () => {
     expect(requests).toEqual([]);
   });
 
+  it('closed as rejected: RequestValidationError naming the state and the refusal, nothing sent', async () => {
+    const { journal } = await journalWithEarlier('rejected', 0, {
+      error: { name: 'BadRequestError', status: 400, code: 'E_BAD_REQUEST' },
+    });
+    const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues).toEqual([
+      {
+        path: 'referenceId',
+        message: 'is in the payment journal as rejected (BadRequestError): start the sale over with a new referenceId',
+      },
+    ]);
+    expect(requests).toEqual([]);
+  });
+
+  it('a journal that refuses the record as a duplicate and then cannot read it: JournalError saying nothing was sent', async () => {
+    const { journal } = await journalWithEarlier('unknown', 60_000);
+    journal.get = async () => {
+      throw new Error('connection to the database lost');
+    };
+    const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as Error).message).toBe(
+      'Payment journal: could not read the payment (nothing was sent): connection to the database lost',
+    );
+    expect(requests).toEqual([]);
+  });
+
   it('open and old enough, a 404, then the recheck finds it pending: resolves with it, records it, never sends', async () => {
     useFakeMonotonicClock();
     const { journal } = await journalWithEarlier('unknown', 60_000, { sendWindowMs: 45_000 });
