@@ -10,6 +10,7 @@ import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   BadRequestError,
+  ConfigurationError,
   JournalError,
   MemoryJournal,
   type PaymentRecord,
@@ -124,6 +125,24 @@ describe('a failed create closes the payment by what its error proves', () => {
     expect((error as UnknownOutcomeError).cause).toBeInstanceOf(JournalError);
     expect(posts()).toBe(1);
     expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'unknown', error: { name: 'JournalError' } });
+  });
+});
+
+describe('where the push goes, before it leaves', () => {
+  it('a key that cannot be read for the record nor just before the attempt: nothing sent, even if it answers after', async () => {
+    const journal = new MemoryJournal();
+    let reads = 0;
+    // The vault fails the record's read and the attempt's, then answers: no push may leave from a record that does not
+    // say where it went.
+    const apiKey = () => {
+      if (++reads <= 2) throw new Error('vault unavailable');
+      return 'tap_test_key_vault_0001';
+    };
+    server.use(http.post(INITIATE_URL, accepted));
+    const error = await rejectionOf(collectionsClient({ journal, apiKey, maxRetries: 0 }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(posts()).toBe(0);
+    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'not-sent', deployment: { account: '' } });
   });
 });
 
