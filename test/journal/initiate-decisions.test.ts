@@ -38,6 +38,7 @@ import {
   validationProblem,
   watchFor,
 } from '../helpers/collections.js';
+import { COLLECTIONS_BASE_URL } from '../helpers/fixtures.js';
 import { useMswServer } from '../helpers/msw.js';
 
 const { server, requests } = useMswServer();
@@ -224,26 +225,32 @@ describe('a payment already in the journal', () => {
     expect(requests).toEqual([]);
   });
 
-  it('open and old enough, a 404, then the recheck finds it pending: resolves with it, records it, never sends', async () => {
-    useFakeMonotonicClock();
-    const { journal } = await journalWithEarlier('unknown', 60_000, { sendWindowMs: 45_000 });
-    const replies = [serviceNotFound, serviceNotFound, () => json(200, statusBody({ statusText: 'pending' }))];
-    server.use(
-      http.get(CHECK_URL, () => (replies.shift() ?? serviceNotFound)()),
-      http.post(INITIATE_URL, accepted),
-    );
-    const client = collectionsClient({ journal });
-    // The first call starts this process's watch of the record; then it has watched it past the window and the grace.
-    const young = await rejectionOf(client.initiate(collectionInput()));
-    expect(young).toBeInstanceOf(UnknownOutcomeError);
-    // What it saw is said as what it is: a 404, no proof yet.
-    expect((young as UnknownOutcomeError).seen).toBe('not-found');
-    watchFor(45_000 + DEFAULT_NOT_FOUND_GRACE_MS);
-    await expect(client.initiate(collectionInput())).resolves.toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
-    expect(posts()).toBe(0);
-    expect(checks()).toBe(3);
-    expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'pending', statusText: 'pending' });
-  });
+  it.for([
+    ['an earlier release’s record (no deployment)', {}],
+    ['a record of this client’s deployment', { deployment: { baseUrl: COLLECTIONS_BASE_URL, account: 'acme-production' } }],
+  ] as const)(
+    'open and old enough, a 404, then the recheck finds it pending: resolves with it, records it, never sends (%s)',
+    async ([, fields]) => {
+      useFakeMonotonicClock();
+      const { journal } = await journalWithEarlier('unknown', 60_000, { sendWindowMs: 45_000, ...fields });
+      const replies = [serviceNotFound, serviceNotFound, () => json(200, statusBody({ statusText: 'pending' }))];
+      server.use(
+        http.get(CHECK_URL, () => (replies.shift() ?? serviceNotFound)()),
+        http.post(INITIATE_URL, accepted),
+      );
+      const client = collectionsClient({ journal, account: 'acme-production' });
+      // The first call starts this process's watch of the record; then it has watched it past the window and the grace.
+      const young = await rejectionOf(client.initiate(collectionInput()));
+      expect(young).toBeInstanceOf(UnknownOutcomeError);
+      // What it saw is said as what it is: a 404, no proof yet.
+      expect((young as UnknownOutcomeError).seen).toBe('not-found');
+      watchFor(45_000 + DEFAULT_NOT_FOUND_GRACE_MS);
+      await expect(client.initiate(collectionInput())).resolves.toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
+      expect(posts()).toBe(0);
+      expect(checks()).toBe(3);
+      expect(await journal.get(REFERENCE_ID)).toMatchObject({ state: 'pending', statusText: 'pending' });
+    },
+  );
 
   it('its status check failing: UnknownOutcomeError saying no check got through, nothing sent, the record as it was', async () => {
     const { journal, record } = await journalWithEarlier('unknown', 60_000);
