@@ -197,17 +197,15 @@ describe('a payment already in the journal', () => {
     expect(requests).toEqual([]);
   });
 
-  it('closed as rejected: RequestValidationError naming the state and the refusal, nothing sent', async () => {
-    const { journal } = await journalWithEarlier('rejected', 0, {
-      error: { name: 'BadRequestError', status: 400, code: 'E_BAD_REQUEST' },
-    });
+  it.for([
+    ['rejected', { error: { name: 'BadRequestError', status: 400, code: 'E_BAD_REQUEST' } }, 'rejected (BadRequestError)'],
+    ['not-sent', {}, 'not-sent'],
+  ] as const)('closed as %s: RequestValidationError naming the state (and the refusal), nothing sent', async ([state, fields, said]) => {
+    const { journal } = await journalWithEarlier(state, 0, fields);
     const error = await rejectionOf(collectionsClient({ journal }).initiate(collectionInput()));
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as RequestValidationError).issues).toEqual([
-      {
-        path: 'referenceId',
-        message: 'is in the payment journal as rejected (BadRequestError): start the sale over with a new referenceId',
-      },
+      { path: 'referenceId', message: `is in the payment journal as ${said}: start the sale over with a new referenceId` },
     ]);
     expect(requests).toEqual([]);
   });
