@@ -59,12 +59,12 @@ function refused(options: CollectionsClientOptions = {}): CollectionsClient {
   return new CollectionsClient({ apiKey: KEY, baseUrl: COLLECTIONS_BASE_URL, logLevel: 'off', duplicateReferences: 'refused', ...options });
 }
 
-/** Every log line at warn and above, by level. */
+/** Every log line at info and above, by level (the client's `logLevel` decides which arrive). */
 function capturingLogger() {
   const lines: string[] = [];
   const logger: Logger = {
     debug: () => undefined,
-    info: () => undefined,
+    info: (message) => lines.push(`info ${message}`),
     warn: (message) => lines.push(`warn ${message}`),
     error: (message) => lines.push(`error ${message}`),
   };
@@ -345,8 +345,7 @@ describe('what the resend of a journal record may and may not conclude', () => {
 
   it('a resend whose takeover another writer beat sends nothing: it answers from what that writer recorded', async () => {
     const journal = new MemoryJournal();
-    const info: string[] = [];
-    const logger: Logger = { debug: () => undefined, info: (line) => info.push(line), warn: () => undefined, error: () => undefined };
+    const { logger, lines } = capturingLogger();
     const till = refused({ journal, maxRetries: 0, logger, logLevel: 'info' });
     await leaveUnknown(till, journal);
     const transition = journal.transition.bind(journal);
@@ -364,18 +363,17 @@ describe('what the resend of a journal record may and may not conclude', () => {
     expect(beaten).toBe(true);
     expect(recovered).toMatchObject({ state: 'pending', version: 3 });
     expect(createBodies()).toHaveLength(0);
-    expect(info.filter((line) => line.includes('resending'))).toEqual([]);
+    expect(lines.filter((line) => line.includes('resending'))).toEqual([]);
   });
 
   it('a resend says so once, naming the reference and why its answer decides', async () => {
     const journal = new MemoryJournal();
-    const info: string[] = [];
-    const logger: Logger = { debug: () => undefined, info: (line) => info.push(line), warn: () => undefined, error: () => undefined };
+    const { logger, lines } = capturingLogger();
     const till = refused({ journal, maxRetries: 0, logger, logLevel: 'info' });
     await leaveUnknown(till, journal);
     const [recovered] = await till.recover();
     expect(recovered?.state).toBe('pending');
-    expect(info.filter((line) => line.includes('resending'))).toEqual([
+    expect(lines.filter((line) => line.includes('resending'))).toEqual([
       expect.stringContaining(`resending the create of referenceId ${REFERENCE_ID}: the service refuses duplicates, so its answer decides`),
     ]);
   });
