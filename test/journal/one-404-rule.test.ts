@@ -130,7 +130,11 @@ type Verdict = 'not-sent' | 'undecided' | 'no-proof' | 'wrong-base-url' | 'not-l
 
 function verdictOfError(error: unknown): Verdict {
   if (error instanceof ConfigurationError && error.message.includes('baseUrl')) return 'wrong-base-url';
-  if (error instanceof UnknownOutcomeError && error.decidableAt !== undefined) return 'undecided';
+  if (error instanceof UnknownOutcomeError && error.decidableAt !== undefined) {
+    // What settled nothing was the status check's 404, and the error says so.
+    expect(error.seen).toBe('not-found');
+    return 'undecided';
+  }
   if (error instanceof NotFoundError) return /records this payment not-sent/.test(error.message) ? 'not-sent' : 'no-proof';
   throw error;
 }
