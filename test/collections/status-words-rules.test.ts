@@ -91,8 +91,8 @@ describe('the once-per-payment-and-word warning', () => {
     // payment-0 was the oldest of 10 001: forgotten to stay within the bound, so warned about again.
     words.warnIfUnknown('payment-0', 'on-hold', logger);
     expect(sink.warn).toHaveBeenCalledTimes(10_002);
-    // payment-10000 is among the remembered: not again.
-    words.warnIfUnknown('payment-10000', 'ON-HOLD ', logger);
+    // payment-10000 is among the remembered: not again, and the word is still unknown.
+    expect(words.warnIfUnknown('payment-10000', 'ON-HOLD ', logger)).toBe(true);
     expect(sink.warn).toHaveBeenCalledTimes(10_002);
     expect(words.warnIfUnknown('payment-10000', 'pending', logger)).toBe(false);
   });

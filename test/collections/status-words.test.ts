@@ -130,9 +130,11 @@ describe('a word in none of the lists', () => {
     expect(error).toBeInstanceOf(PollTimeoutError);
     expect((error as PollTimeoutError).unrecognizedStatuses).toEqual(['on-hold']);
     expect((error as Error).message).toContain('"on-hold"');
-    // A second poll of the same payment, and the same word in another case: no second line.
+    // A second poll of the same payment, and the same word in another case: no second line, but its PollTimeoutError
+    // still names the word.
     answers.set(first, { word: 'ON-HOLD' });
-    await rejectionOf(sdk.pollUntilSettled(first, { ...FAST_POLL, maxWaitMs: 40 }));
+    const again = await rejectionOf(sdk.pollUntilSettled(first, { ...FAST_POLL, maxWaitMs: 40 }));
+    expect((again as PollTimeoutError).unrecognizedStatuses).toEqual(['ON-HOLD']);
     expect(warnLines(logger)).toEqual([expect.stringContaining('"on-hold"')]);
     expect(warnLines(logger)[0]).toContain(first);
     expect(await journal.get(first)).toMatchObject({ state: 'pending' });
