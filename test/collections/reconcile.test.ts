@@ -5,6 +5,7 @@ import {
   ConnectionError,
   InternalServerError,
   MemoryJournal,
+  ResponseValidationError,
   TapCollectionsError,
   UnknownOutcomeError,
   UnprocessableEntityError,
@@ -236,6 +237,18 @@ describe('initiate: one call never creates two collections', () => {
     const result = await collectionsClient().initiate(collectionInput());
     expect(result).toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
     expect(trail()).toEqual(['POST', 'GET']);
+  });
+
+  it('a 202 with an unreadable body that no read-back confirms is an unknown outcome, its cause the Collections 202', async () => {
+    server.use(
+      http.post(INITIATE_URL, () => json(202, { success: true, data: { status: 'pending' } })),
+      http.get(CHECK_URL, () => unavailable(503)),
+    );
+    const error = await rejectionOf(collectionsClient({ maxRetries: 0 }).initiate(collectionInput()));
+    expect(error).toBeInstanceOf(UnknownOutcomeError);
+    const cause = (error as UnknownOutcomeError).cause;
+    expect(cause).toBeInstanceOf(ResponseValidationError);
+    expect(cause).toMatchObject({ service: 'collections', status: 202 });
   });
 
   it('an abort while reconciling rejects with the reason, not UnknownOutcomeError', async () => {
