@@ -185,16 +185,16 @@ export class VirtualTime {
   }
 }
 
-/**
- * Deterministic Web Crypto: the fingerprint's HMAC, computed at once (the real one resolves on a thread pool,
- * outside any step).
- */
 /** AES-GCM as Web Crypto frames it: the ciphertext, then the 16-byte tag. */
 interface GcmParams {
   readonly iv: Uint8Array;
   readonly additionalData?: Uint8Array;
 }
 
+/**
+ * Deterministic Web Crypto: the fingerprint's HMAC, computed at once (the real one resolves on a thread pool,
+ * outside any step).
+ */
 const syncSubtle = {
   importKey: (_format: string, key: Uint8Array) => Promise.resolve({ key: Buffer.from(key) }),
   sign: (_algorithm: unknown, key: { key: Buffer }, data: Uint8Array) =>
