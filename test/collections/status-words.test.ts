@@ -133,7 +133,7 @@ describe('a word in none of the lists', () => {
     // A second poll of the same payment, and the same word in another case: no second line, but its PollTimeoutError
     // still names the word.
     answers.set(first, { word: 'ON-HOLD' });
-    const again = await rejectionOf(sdk.pollUntilSettled(first, { ...FAST_POLL, maxWaitMs: 40 }));
+    const again = await rejectionOf(sdk.pollUntilSettled(first, { ...FAST_POLL, maxWaitMs: 80 }));
     expect((again as PollTimeoutError).unrecognizedStatuses).toEqual(['ON-HOLD']);
     expect(warnLines(logger)).toEqual([expect.stringContaining('"on-hold"')]);
     expect(warnLines(logger)[0]).toContain(first);
