@@ -66,6 +66,7 @@ export interface CollectionsClientOptions extends ClientOptions {
   /**
    * The payment journal: `initiate` writes each payment to it before sending, and every outcome after, so
    * {@link CollectionsClient.recover} can bring in-flight payments to their outcome after a crash. See `docs/guide/journal.md`.
+   * Needs Web Crypto (`globalThis.crypto.subtle`), which the client checks at construction.
    * @defaultValue none (no journal: nothing outlives the process)
    */
   journal?: PaymentJournal | undefined;
@@ -177,7 +178,7 @@ export class CollectionsClient {
   readonly #duplicateMemoryMs: number;
 
   /**
-   * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, or in a browser page
+   * @throws {@link ConfigurationError} on a missing key or base URL, a bad option, a journal in a runtime without Web Crypto, or in a browser page
    * without `dangerouslyAllowBrowser`.
    */
   constructor(options?: CollectionsClientOptions) {
@@ -209,6 +210,13 @@ export class CollectionsClient {
     );
     this.#transport.onKey((apiKey) => deployment.noteKey(apiKey));
     this.#deployment = deployment;
+    if (options?.journal !== undefined && typeof globalThis.crypto?.subtle?.importKey !== 'function') {
+      // Each record carries HMACs (the payment's fingerprint, the key's account): without Web Crypto the first
+      // initiate would fail with a bare TypeError instead of saying why.
+      throw new ConfigurationError(
+        'Invalid CollectionsClient options: journal needs Web Crypto (globalThis.crypto.subtle), which this runtime does not offer; a browser offers it only to pages served over https or from localhost',
+      );
+    }
     this.#journal =
       options?.journal === undefined
         ? undefined

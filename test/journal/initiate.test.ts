@@ -345,3 +345,38 @@ describe('a referenceId already in the journal', () => {
     expect(requests).toHaveLength(0);
   });
 });
+
+describe('a runtime without Web Crypto (crypto.subtle), as a browser page served over plain http', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  const withoutSubtle = () => {
+    const { randomUUID, getRandomValues } = globalThis.crypto;
+    vi.stubGlobal('crypto', {
+      randomUUID: randomUUID.bind(globalThis.crypto),
+      getRandomValues: getRandomValues.bind(globalThis.crypto),
+      subtle: undefined,
+    });
+  };
+
+  it('a client given a journal refuses to construct, naming the option and why; nothing is sent or stored', () => {
+    withoutSubtle();
+    const journal = new MemoryJournal();
+    let caught: unknown;
+    try {
+      collectionsClient({ journal, account: 'acme-production' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigurationError);
+    expect((caught as Error).message).toBe(
+      'Invalid CollectionsClient options: journal needs Web Crypto (globalThis.crypto.subtle), which this runtime does not offer; a browser offers it only to pages served over https or from localhost',
+    );
+    expect(requests).toHaveLength(0);
+  });
+
+  it('a client without a journal still pushes', async () => {
+    withoutSubtle();
+    server.use(http.post(INITIATE_URL, accepted));
+    expect(await collectionsClient().initiate(collectionInput())).toEqual({ referenceId: REFERENCE_ID, status: 'pending' });
+  });
+});
