@@ -131,7 +131,7 @@ type Verdict = 'not-sent' | 'undecided' | 'no-proof' | 'wrong-base-url' | 'not-l
 function verdictOfError(error: unknown): Verdict {
   if (error instanceof ConfigurationError && error.message.includes('baseUrl')) return 'wrong-base-url';
   if (error instanceof UnknownOutcomeError && error.decidableAt !== undefined) {
-    // What settled nothing was the status check's 404, and the error says so.
+    // The status check's 404 left the payment open, and the error names what it saw.
     expect(error.seen).toBe('not-found');
     return 'undecided';
   }
