@@ -653,6 +653,16 @@ describe('KeyBudget: renewals that start again, and asking again early', () => {
     expect(renewals.map(({ at }) => at)).toEqual([5_000, 6_025, 8_025, 10_025, 12_025, 14_025, 16_025]);
   });
 
+  it('sends no renewal after one that ends exactly a lease after the last request', async () => {
+    vi.useFakeTimers({ now: 0 });
+    const { journal, renewals } = scriptedJournal(() => 2);
+    // The lease ends with the renewal sent at 14 025 ms: 9 025 ms after the request taken at 5 000 ms.
+    const budget = new KeyBudget(journal, 'k', 2, 9_025, OFF);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all([budget.take('other').then(() => budget.observe(200)), vi.advanceTimersByTimeAsync(20_000)]);
+    expect(renewals.map(({ at }) => at)).toEqual([5_000, 6_025, 8_025, 10_025, 12_025, 14_025]);
+  });
+
   it.each([
     ['one token under a fair share of 8 waits for the steady renewal', 7, 8, 2_000],
     ['one token under a fair share of 7 asks again once given-back tokens cooled', 6, 7, 1_025],
